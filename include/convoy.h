@@ -1,0 +1,70 @@
+/*
+ * Convoy: topology-aware collective operations for MPI programs.
+ *
+ * Every function takes the arguments of its MPI namesake and returns an MPI error code;
+ * errors are also raised on the communicator's error handler, as MPI does. Nonblocking
+ * and persistent operations return a convoy_request, completed with convoy_test or
+ * convoy_wait (or convoy_wait_timeout, for split-phase use as with GASPI's GASPI_TEST).
+ *
+ * No initialisation call is needed: a communicator's Convoy state (a private duplicate,
+ * its node and lane decomposition) is made by its first blocking Convoy collective and
+ * freed with the communicator. A nonblocking or persistent call on a communicator that
+ * has none yet is served by the MPI library's own collective.
+ *
+ * Environment: CONVOY_<COLL>_ALGO=name forces an algorithm (convoy-check --list names
+ * them), CONVOY_PPN=k or CONVOY_NODEMAP=0,0,1,... cut real nodes into virtual ones,
+ * CONVOY_SEGMENT_BYTES sizes the node segment, CONVOY_CHECK_ARGS=1 checks that all ranks
+ * passed consistent arguments, CONVOY_WATCHDOG=seconds reports a stuck operation,
+ * CONVOY_VERBOSE=1 prints the choices made. docs/architecture.md has the rest.
+ */
+#ifndef CONVOY_H
+#define CONVOY_H
+
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CONVOY_VERSION_MAJOR 0
+#define CONVOY_VERSION_MINOR 1
+
+typedef struct convoy_request_s *convoy_request;
+#define CONVOY_REQUEST_NULL ((convoy_request)0)
+
+int convoy_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                      MPI_Comm comm);
+int convoy_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, const int recvcounts[], const int displs[],
+                       MPI_Datatype recvtype, MPI_Comm comm, convoy_request *request);
+int convoy_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, const int recvcounts[], const int displs[],
+                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                           convoy_request *request);
+
+int convoy_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm);
+int convoy_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, convoy_request *request);
+int convoy_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                          MPI_Op op, MPI_Comm comm, MPI_Info info, convoy_request *request);
+
+/* Starts an inactive persistent request. */
+int convoy_start(convoy_request *request);
+/* *flag = 1 if the operation completed; a nonblocking request is then freed and set to
+ * CONVOY_REQUEST_NULL, a persistent one becomes inactive. A null or inactive request
+ * tests complete. */
+int convoy_test(convoy_request *request, int *flag);
+int convoy_wait(convoy_request *request);
+/* As convoy_wait, but gives up after `seconds` (then *flag = 0 and the operation goes on;
+ * test or wait again later). */
+int convoy_wait_timeout(convoy_request *request, double seconds, int *flag);
+/* Frees an inactive persistent request, or a completed one; sets it to CONVOY_REQUEST_NULL. */
+int convoy_request_free(convoy_request *request);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,342 @@
+/*
+ * A communicator's Convoy state: made on first use, cached on the communicator with an
+ * attribute, freed by the attribute's delete callback (MPI_Comm_free) or, for
+ * communicators still alive then, at MPI_Finalize (through an attribute on
+ * MPI_COMM_SELF, which MPI deletes first thing in MPI_Finalize). No state lives in
+ * function-static variables: two communicators never share a decomposition.
+ */
+#include "api/internal.h"
+#include "topo/topo_mpi.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t states_lock = PTHREAD_MUTEX_INITIALIZER;
+static int comm_keyval = MPI_KEYVAL_INVALID, self_keyval = MPI_KEYVAL_INVALID;
+static MPI_Comm self_comm = MPI_COMM_NULL;
+static convoy__cstate *states; /* every live state, newest first */
+static atomic_long builds;
+
+long convoy__builds_inc(void)
+{
+    return atomic_fetch_add(&builds, 1) + 1;
+}
+
+long convoy__build_count(void)
+{
+    return atomic_load(&builds);
+}
+
+static void cache_clear(convoy__cstate *cs)
+{
+    for (int i = 0; i < CONVOY_CACHE_SIZE; i++) {
+        convoy__centry *e = cs->cache[i];
+        if (!e) continue;
+        convoy__sched_free(&e->sched);
+        free(e->key);
+        free(e);
+        cs->cache[i] = NULL;
+    }
+}
+
+static int state_free(convoy__cstate *cs)
+{
+    int rc = 0;
+    pthread_mutex_lock(&states_lock);
+    if (cs->prev) cs->prev->next = cs->next;
+    else states = cs->next;
+    if (cs->next) cs->next->prev = cs->prev;
+    pthread_mutex_unlock(&states_lock);
+    if (cs->shm) {
+        rc = convoy__shm_free(cs->shm);
+        convoy__shm_unreserve();
+    }
+    if (cs->node_comm != MPI_COMM_NULL) PMPI_Comm_free(&cs->node_comm);
+    if (cs->priv != MPI_COMM_NULL) PMPI_Comm_free(&cs->priv);
+    cache_clear(cs);
+    convoy__topo_free(&cs->topo);
+    pthread_mutex_destroy(&cs->lock);
+    free(cs);
+    return rc;
+}
+
+static int comm_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm, (void)keyval, (void)extra;
+    return state_free(attr);
+}
+
+/* MPI_Finalize deletes MPI_COMM_SELF's attributes first: free every state still alive, in
+ * the order they were made (the same order on every process, so the collective frees of
+ * windows and communicators match up). */
+static int self_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm, (void)keyval, (void)attr, (void)extra;
+    for (;;) {
+        pthread_mutex_lock(&states_lock);
+        convoy__cstate *oldest = states;
+        while (oldest && oldest->next) oldest = oldest->next;
+        pthread_mutex_unlock(&states_lock);
+        if (!oldest) break;
+        /* Deleting the attribute runs comm_delete, which unlinks and frees the state. */
+        if (PMPI_Comm_delete_attr(oldest->user, comm_keyval) != MPI_SUCCESS) state_free(oldest);
+    }
+    PMPI_Comm_free_keyval(&comm_keyval);
+    PMPI_Comm_free(&self_comm);
+    return MPI_SUCCESS;
+}
+
+static void make_keyvals(void)
+{
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_delete, &comm_keyval, NULL);
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &self_keyval, NULL);
+    PMPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL);
+    PMPI_Comm_dup(MPI_COMM_SELF, &self_comm);
+    PMPI_Comm_set_errhandler(self_comm, MPI_ERRORS_RETURN);
+}
+
+MPI_Comm convoy__self_comm(void)
+{
+    pthread_once(&once, make_keyvals);
+    return self_comm;
+}
+
+static int64_t env_bytes(const char *name, int64_t def)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return def;
+    char *end;
+    long long b = strtoll(v, &end, 10);
+    if (*end == 'K' || *end == 'k') b <<= 10, end++;
+    else if (*end == 'M' || *end == 'm') b <<= 20, end++;
+    return *end == '\0' && b >= 0 ? b : def;
+}
+
+/* The node segment, if every process of comm can have one (agreed collectively, so that
+ * all take the same path: past the cap, the algorithms that need a segment are not
+ * chosen). */
+static int make_segment(convoy__cstate *cs)
+{
+    int node_size, rc;
+    if ((rc = PMPI_Comm_size(cs->node_comm, &node_size))) return rc;
+    int64_t bytes = env_bytes("CONVOY_SEGMENT_BYTES", 1 << 20);
+    int want = cs->topo.max_ppn > 1 && bytes > 0, can = want && convoy__shm_reserve(), all;
+    if ((rc = PMPI_Allreduce(&can, &all, 1, MPI_INT, MPI_MIN, cs->priv))) goto undo;
+    if (!all) goto undo;
+    /* A failed allocation on one node must not leave the others with a segment. */
+    PMPI_Comm_set_errhandler(cs->node_comm, MPI_ERRORS_RETURN);
+    int ok = convoy__shm_create(cs->node_comm, bytes, 64, &cs->shm) == MPI_SUCCESS;
+    if ((rc = PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, cs->priv))) return rc;
+    if (all) return 0;
+    if (cs->shm) convoy__shm_free(cs->shm);
+    cs->shm = NULL;
+undo:
+    if (can) convoy__shm_unreserve();
+    return rc;
+}
+
+static int state_new(MPI_Comm comm, convoy__cstate **out)
+{
+    convoy__cstate *cs = calloc(1, sizeof *cs);
+    if (!cs) return MPI_ERR_NO_MEM;
+    cs->priv = cs->node_comm = MPI_COMM_NULL;
+    pthread_mutex_init(&cs->lock, NULL);
+    int rc = PMPI_Comm_dup(comm, &cs->priv);
+    if (rc) goto fail;
+    /* Errors inside Convoy come back as codes and reach the user on the user's comm. */
+    PMPI_Comm_set_errhandler(cs->priv, MPI_ERRORS_RETURN);
+    if ((rc = convoy__topo_mpi(cs->priv, &cs->topo, &cs->node_comm))) goto fail;
+    void *ub;
+    int flag;
+    if ((rc = PMPI_Comm_get_attr(cs->priv, MPI_TAG_UB, &ub, &flag))) goto fail;
+    cs->tag_ub = flag ? *(int *)ub : 32767;
+    if ((rc = make_segment(cs))) goto fail;
+    pthread_mutex_lock(&states_lock);
+    cs->next = states;
+    if (states) states->prev = cs;
+    states = cs;
+    pthread_mutex_unlock(&states_lock);
+    *out = cs;
+    return 0;
+fail:
+    if (cs->node_comm != MPI_COMM_NULL) PMPI_Comm_free(&cs->node_comm);
+    if (cs->priv != MPI_COMM_NULL) PMPI_Comm_free(&cs->priv);
+    convoy__topo_free(&cs->topo);
+    pthread_mutex_destroy(&cs->lock);
+    free(cs);
+    return rc;
+}
+
+int convoy__cstate_get(MPI_Comm comm, int create, convoy__cstate **out)
+{
+    *out = NULL;
+    pthread_once(&once, make_keyvals);
+    if (comm_keyval == MPI_KEYVAL_INVALID) return 0; /* after MPI_Finalize began */
+    int inter, rc;
+    if ((rc = PMPI_Comm_test_inter(comm, &inter))) return rc;
+    if (inter) return 0;
+    void *attr;
+    int found;
+    if ((rc = PMPI_Comm_get_attr(comm, comm_keyval, &attr, &found))) return rc;
+    if (found) {
+        *out = attr;
+        return 0;
+    }
+    if (!create) return 0;
+    convoy__cstate *cs;
+    if ((rc = state_new(comm, &cs))) return rc;
+    cs->user = comm;
+    if ((rc = PMPI_Comm_set_attr(comm, comm_keyval, cs))) {
+        state_free(cs);
+        return rc;
+    }
+    *out = cs;
+    return 0;
+}
+
+int convoy__comm_topo(MPI_Comm comm, const convoy__topo **topo)
+{
+    convoy__cstate *cs;
+    int rc = convoy__cstate_get(comm, 1, &cs);
+    if (!rc && !cs) rc = MPI_ERR_COMM;
+    *topo = rc ? NULL : &cs->topo;
+    return rc;
+}
+
+/* --- the schedule cache ------------------------------------------------------------- */
+
+typedef struct {
+    unsigned char *p;
+    size_t len, cap;
+    int err;
+} keybuf;
+
+static void put(keybuf *k, const void *v, size_t n)
+{
+    if (k->err) return;
+    if (k->len + n > k->cap) {
+        size_t c = k->cap ? k->cap * 2 : 256;
+        while (c < k->len + n) c *= 2;
+        unsigned char *q = realloc(k->p, c);
+        if (!q) {
+            k->err = 1;
+            return;
+        }
+        k->p = q;
+        k->cap = c;
+    }
+    memcpy(k->p + k->len, v, n);
+    k->len += n;
+}
+
+static void make_key(keybuf *k, const convoy__algo *al, const convoy__args *a)
+{
+    put(k, &al, sizeof al);
+    put(k, &a->count, sizeof a->count);
+    put(k, &a->stype, sizeof a->stype);
+    put(k, &a->rtype, sizeof a->rtype);
+    put(k, &a->inplace, sizeof a->inplace);
+    put(k, &a->commutative, sizeof a->commutative);
+    put(k, &a->shm_bytes, sizeof a->shm_bytes);
+    put(k, &a->nparams, sizeof a->nparams);
+    for (int i = 0; i < a->nparams; i++) {
+        put(k, a->params[i].name, strlen(a->params[i].name) + 1);
+        put(k, &a->params[i].value, sizeof a->params[i].value);
+    }
+    if (a->rcounts) put(k, a->rcounts, (size_t)a->topo->size * sizeof *a->rcounts);
+    if (a->displs) put(k, a->displs, (size_t)a->topo->size * sizeof *a->displs);
+}
+
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+int convoy__sched_get(convoy__cstate *cs, const convoy__algo *al, const convoy__args *a,
+                      convoy__centry **out)
+{
+    keybuf k = {0};
+    make_key(&k, al, a);
+    if (k.err) {
+        free(k.p);
+        return MPI_ERR_NO_MEM;
+    }
+    uint64_t h = fnv1a(k.p, k.len);
+    pthread_mutex_lock(&cs->lock);
+    cs->tick++;
+    for (int i = 0; i < CONVOY_CACHE_SIZE; i++) {
+        convoy__centry *e = cs->cache[i];
+        if (e && e->hash == h && e->keylen == k.len && memcmp(e->key, k.p, k.len) == 0) {
+            e->refs++;
+            e->used = cs->tick;
+            pthread_mutex_unlock(&cs->lock);
+            free(k.p);
+            *out = e;
+            return 0;
+        }
+    }
+    pthread_mutex_unlock(&cs->lock);
+
+    convoy__centry *e = calloc(1, sizeof *e);
+    if (!e) {
+        free(k.p);
+        return MPI_ERR_NO_MEM;
+    }
+    e->hash = h;
+    e->key = k.p;
+    e->keylen = k.len;
+    e->refs = 1;
+    convoy__sched_init(&e->sched);
+    convoy__builds_inc();
+    int rc = al->build(a, &e->sched);
+    if (!rc) rc = e->sched.err;
+    if (rc) {
+        convoy__sched_free(&e->sched);
+        free(e->key);
+        free(e);
+        return rc;
+    }
+    /* Cache it in a free slot or over the least recently used idle entry. */
+    pthread_mutex_lock(&cs->lock);
+    int slot = -1;
+    for (int i = 0; i < CONVOY_CACHE_SIZE; i++) {
+        convoy__centry *c = cs->cache[i];
+        if (!c) {
+            slot = i;
+            break;
+        }
+        if (c->refs == 0 && (slot < 0 || c->used < cs->cache[slot]->used)) slot = i;
+    }
+    if (slot >= 0) {
+        convoy__centry *old = cs->cache[slot];
+        if (old) {
+            convoy__sched_free(&old->sched);
+            free(old->key);
+            free(old);
+        }
+        e->cached = 1;
+        e->used = cs->tick;
+        cs->cache[slot] = e;
+    }
+    pthread_mutex_unlock(&cs->lock);
+    *out = e;
+    return 0;
+}
+
+void convoy__sched_release(convoy__cstate *cs, convoy__centry *e)
+{
+    if (!e) return;
+    pthread_mutex_lock(&cs->lock);
+    int last = --e->refs == 0 && !e->cached;
+    pthread_mutex_unlock(&cs->lock);
+    if (last) {
+        convoy__sched_free(&e->sched);
+        free(e->key);
+        free(e);
+    }
+}

@@ -1,0 +1,130 @@
+/*
+ * The API layer's own structures: a communicator's Convoy state, the schedule cache and
+ * the request object shared by blocking, nonblocking and persistent calls.
+ */
+#ifndef CONVOY_API_INTERNAL_H
+#define CONVOY_API_INTERNAL_H
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "convoy.h"
+#include "sched/transport_mpi.h"
+#include "select/select.h"
+#include "shm/shm.h"
+#include "topo/topo.h"
+
+/* One cached schedule, keyed by everything a builder reads (values, never handles, so a
+ * freed and reused datatype or op handle cannot hit a stale entry). */
+typedef struct convoy__centry {
+    uint64_t hash;
+    size_t keylen;
+    unsigned char *key;
+    convoy__schedule sched;
+    int refs;      /* requests using it; an entry in use is never evicted */
+    uint64_t used; /* for least-recently-used eviction */
+    int cached;    /* 0: owned by one request alone (the cache was full of busy entries) */
+} convoy__centry;
+
+enum { CONVOY_CACHE_SIZE = 16 };
+
+/* A communicator's Convoy state, attached to it with an attribute. */
+typedef struct convoy__cstate {
+    MPI_Comm user;      /* the communicator it is attached to */
+    MPI_Comm priv;      /* private duplicate: every message of Convoy travels here */
+    MPI_Comm node_comm; /* the processes of this node (for the segment) */
+    convoy__topo topo;
+    convoy__shm *shm; /* NULL: no segment (single process, or over the cap) */
+    int tag_ub;
+    uint64_t epoch;   /* operations started on this communicator */
+    uint64_t shm_seq; /* segment-using operations started */
+    pthread_mutex_t lock;
+    convoy__centry *cache[CONVOY_CACHE_SIZE];
+    uint64_t tick;
+    struct convoy__cstate *prev, *next; /* all states, freed at MPI_Finalize */
+} convoy__cstate;
+
+/* The state of comm, made (collectively, blocking) if create and there is none yet.
+ * *cs = NULL if there is none and !create, or if comm cannot have one (an
+ * intercommunicator). */
+int convoy__cstate_get(MPI_Comm comm, int create, convoy__cstate **cs);
+
+/* A cached or fresh schedule for these arguments; release it with convoy__sched_release. */
+int convoy__sched_get(convoy__cstate *cs, const convoy__algo *al, const convoy__args *a,
+                      convoy__centry **out);
+void convoy__sched_release(convoy__cstate *cs, convoy__centry *e);
+
+/* The operation a request performs when it falls back to the MPI library's collective. */
+typedef int (*convoy__native_fn)(struct convoy_request_s *r);
+
+struct convoy_request_s {
+    int persistent, active;
+    const char *what; /* "Allreduce", for messages */
+    MPI_Comm comm;    /* the user's */
+    convoy__cstate *cs;
+    /* The native path. */
+    convoy__native_fn native;
+    MPI_Request native_req;
+    /* The Convoy path. */
+    const convoy__algo *algo;
+    convoy__centry *entry;
+    convoy__mpi_transport tr;
+    convoy__exec x;
+    int running; /* x is started and not yet finished */
+    uint64_t epoch;
+    /* The call's arguments, kept for persistent restarts and the native path. */
+    const void *sendbuf;
+    void *recvbuf;
+    int count;
+    int *rcounts, *displs; /* Allgatherv: copies */
+    MPI_Datatype stype, rtype; /* duplicates owned by persistent requests */
+    int owns_types;
+    MPI_Op op;
+    /* CONVOY_CHECK_ARGS: the agreement step in flight before the operation starts. */
+    MPI_Request agree_req;
+    int nagree;                      /* 0: no agreement */
+    int64_t agree_vals[8];           /* this rank's values */
+    int64_t agree_buf[16];           /* (v, -v), reduced with MAX */
+    const char *const *agree_names;
+    double t_start; /* for the watchdog */
+    double t_report;
+};
+
+/* Request life cycle (request.c). */
+int convoy__req_new(const char *what, MPI_Comm comm, convoy_request *out);
+/* Starts the operation (first start or persistent restart). */
+int convoy__req_start(convoy_request r);
+/* Progress without blocking; *done = 1 when finished. */
+int convoy__req_progress(convoy_request r, int *done);
+void convoy__req_free(convoy_request r);
+/* Blocks until done (with backoff and the watchdog). */
+int convoy__req_wait(convoy_request r);
+
+/* Arguments and errors (args.c). */
+int convoy__error(MPI_Comm comm, int err); /* raises err on comm's handler, returns it */
+int convoy__check_comm(MPI_Comm comm);
+int convoy__check_type(MPI_Datatype t);
+int convoy__check_op(MPI_Op op, MPI_Datatype t);
+int convoy__describe_type(MPI_Datatype t, convoy__dtype *d);
+int convoy__env_flag(const char *name);
+/* A persistent request's hold on a datatype: a duplicate of a derived type (the user may
+ * free theirs), the handle itself for a named one. */
+int convoy__type_keep(MPI_Datatype t, MPI_Datatype *out);
+void convoy__type_drop(MPI_Datatype *t);
+/* Sets the parameters of an algorithm from the environment. */
+void convoy__params_from_env(const convoy__algo *al, convoy__args *a);
+/* CONVOY_CHECK_ARGS: sets the values to agree on (names for messages); every start of the
+ * request then begins with the agreement. */
+void convoy__agree_set(convoy_request r, const int64_t *v, int n, const char *const *names);
+int convoy__agree_start(convoy_request r);
+int convoy__agree_finish(convoy_request r);
+int convoy__op_is_predefined(MPI_Op op); /* 0, or 1 + its index */
+MPI_Comm convoy__self_comm(void);        /* a private MPI_COMM_SELF returning errors */
+
+/* Chooses the algorithm (or none: native) and gets the schedule; verbose output. */
+int convoy__plan(convoy_request r, convoy__args *a);
+
+long convoy__builds_inc(void);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * Planning one call: the algorithm (forced by CONVOY_<COLL>_ALGO, or the cheapest
+ * applicable one under the cost model), its parameters, and its schedule from the cache.
+ * No applicable algorithm means the MPI library's own collective serves the call.
+ */
+#include "api/internal.h"
+
+#include <ctype.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static atomic_int warned_forced;
+
+int convoy__plan(convoy_request r, convoy__args *a)
+{
+    char env[64];
+    const char *coll = convoy__coll_name(a->coll);
+    int n = snprintf(env, sizeof env, "CONVOY_");
+    for (const char *c = coll; *c && n < 40; c++) env[n++] = (char)toupper((unsigned char)*c);
+    snprintf(env + n, sizeof env - (size_t)n, "_ALGO");
+    const char *forced = getenv(env);
+    if (forced && (!*forced || strcmp(forced, "auto") == 0)) forced = NULL;
+
+    convoy__machine m;
+    convoy__machine_default(&m);
+    const convoy__algo *al = convoy__select(a, &m, forced);
+    if (!al && forced) {
+        if (strcmp(forced, "native") != 0 && a->topo->rank == 0 &&
+            atomic_exchange(&warned_forced, 1) == 0)
+            fprintf(stderr,
+                    "convoy: %s=%s names no %s algorithm that applies to this call "
+                    "(convoy-check --list shows them); using the default choice\n",
+                    env, forced, coll);
+        al = strcmp(forced, "native") == 0 ? NULL : convoy__select(a, &m, NULL);
+    }
+    r->algo = al;
+    if (convoy__env_flag("CONVOY_VERBOSE") && a->topo->rank == 0) {
+        fprintf(stderr, "convoy: MPI_%s on %d processes, %d nodes: %s", r->what, a->topo->size,
+                a->topo->nnodes, al ? al->name : "native");
+        for (int i = 0; i < convoy__nalgos; i++) {
+            const convoy__algo *c = &convoy__algos[i];
+            if (c->coll == a->coll && c->cost && (!c->applicable || c->applicable(a)))
+                fprintf(stderr, " [%s %.1f us]", c->name, 1e6 * c->cost(a, &m));
+        }
+        fprintf(stderr, "\n");
+    }
+    if (!al) return MPI_SUCCESS;
+    convoy__params_from_env(al, a);
+    return convoy__sched_get(r->cs, al, a, &r->entry);
+}

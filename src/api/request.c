@@ -1,0 +1,188 @@
+/*
+ * Requests: one object for blocking (start + wait), nonblocking (start, test/wait) and
+ * persistent (built once, started many times) operations, on the Convoy path (a schedule
+ * run by the executor) or the native path (the MPI library's nonblocking collective).
+ */
+#include "api/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int convoy__req_new(const char *what, MPI_Comm comm, convoy_request *out)
+{
+    convoy_request r = calloc(1, sizeof *r);
+    if (!r) return MPI_ERR_NO_MEM;
+    r->what = what;
+    r->comm = comm;
+    r->native_req = r->agree_req = MPI_REQUEST_NULL;
+    r->stype = r->rtype = MPI_DATATYPE_NULL;
+    *out = r;
+    return MPI_SUCCESS;
+}
+
+static int start_schedule(convoy_request r)
+{
+    convoy__cstate *cs = r->cs;
+    const convoy__schedule *s = &r->entry->sched;
+    int uses_shm = s->nflags > 0 || s->shm_bytes > 0;
+    uint64_t seq = uses_shm ? cs->shm_seq++ : 0;
+    convoy__mpi_transport_init(&r->tr, cs->priv, cs->tag_ub, r->stype, r->rtype, r->op,
+                               uses_shm ? cs->shm : NULL, seq);
+    int rc = convoy__exec_start(&r->x, s, &r->tr.t, &cs->topo, r->sendbuf, r->recvbuf, r->epoch);
+    r->running = rc == 0;
+    return rc;
+}
+
+int convoy__req_start(convoy_request r)
+{
+    r->active = 1;
+    r->t_start = PMPI_Wtime();
+    r->t_report = 0;
+    if (r->native) return r->native(r);
+    /* Epochs are taken in call order, the same on every rank: that is what keeps the
+     * messages of overlapping operations apart. */
+    r->epoch = r->cs->epoch++;
+    /* With CONVOY_CHECK_ARGS the schedule starts once all ranks agreed. */
+    return r->nagree > 0 ? convoy__agree_start(r) : start_schedule(r);
+}
+
+int convoy__req_progress(convoy_request r, int *done)
+{
+    int rc = 0;
+    *done = 0;
+    if (!r->active) {
+        *done = 1;
+        return 0;
+    }
+    if (r->native) {
+        rc = PMPI_Test(&r->native_req, done, MPI_STATUS_IGNORE);
+    } else {
+        if (r->agree_req != MPI_REQUEST_NULL) {
+            int agreed;
+            if ((rc = PMPI_Test(&r->agree_req, &agreed, MPI_STATUS_IGNORE))) goto out;
+            if (!agreed) return 0;
+            if ((rc = convoy__agree_finish(r))) goto out;
+            if ((rc = start_schedule(r))) goto out;
+        }
+        rc = convoy__exec_progress(&r->x, done);
+    }
+out:
+    if (rc) *done = 1; /* an error ends the operation: report it, do not hang */
+    if (*done) {
+        if (r->running) convoy__exec_free(&r->x);
+        r->running = 0;
+        r->active = 0;
+    }
+    return rc;
+}
+
+static void watchdog(convoy_request r)
+{
+    const char *v = getenv("CONVOY_WATCHDOG");
+    double limit = v && *v ? atof(v) : 0;
+    if (limit <= 0) return;
+    double now = PMPI_Wtime();
+    if (now - r->t_start < limit || now - r->t_report < limit) return;
+    r->t_report = now;
+    int rank;
+    PMPI_Comm_rank(r->comm, &rank);
+    char what[1024];
+    if (r->native)
+        snprintf(what, sizeof what, "waiting for the MPI library's collective");
+    else if (r->agree_req != MPI_REQUEST_NULL)
+        snprintf(what, sizeof what, "waiting for the CONVOY_CHECK_ARGS agreement");
+    else
+        convoy__exec_describe(&r->x, what, sizeof what);
+    fprintf(stderr, "convoy: watchdog: rank %d: MPI_%s (%s) not done after %.1f s: %s\n", rank,
+            r->what, r->algo ? r->algo->name : "native", now - r->t_start, what);
+}
+
+static int wait_until(convoy_request r, double deadline, int *done)
+{
+    unsigned iter = 0;
+    for (;;) {
+        int rc = convoy__req_progress(r, done);
+        if (rc || *done) return rc;
+        if (deadline >= 0 && PMPI_Wtime() >= deadline) return 0;
+        watchdog(r);
+        convoy__backoff(&iter);
+    }
+}
+
+int convoy__req_wait(convoy_request r)
+{
+    int done;
+    return wait_until(r, -1, &done);
+}
+
+void convoy__req_free(convoy_request r)
+{
+    if (!r) return;
+    if (r->running) convoy__exec_free(&r->x);
+    if (r->agree_req != MPI_REQUEST_NULL) PMPI_Request_free(&r->agree_req);
+    if (r->native_req != MPI_REQUEST_NULL) PMPI_Request_free(&r->native_req);
+    if (r->entry) convoy__sched_release(r->cs, r->entry);
+    if (r->owns_types) {
+        if (r->stype != r->rtype) convoy__type_drop(&r->stype);
+        convoy__type_drop(&r->rtype);
+    }
+    free(r->rcounts);
+    free(r->displs);
+    free(r);
+}
+
+/* --- the public request functions ----------------------------------------------------- */
+
+static int finish(convoy_request *request, int rc)
+{
+    convoy_request r = *request;
+    if (!r->persistent) {
+        *request = CONVOY_REQUEST_NULL;
+        MPI_Comm comm = r->comm;
+        convoy__req_free(r);
+        return convoy__error(comm, rc);
+    }
+    return convoy__error(r->comm, rc);
+}
+
+int convoy_start(convoy_request *request)
+{
+    if (!request || !*request || !(*request)->persistent || (*request)->active)
+        return convoy__error(MPI_COMM_WORLD, MPI_ERR_REQUEST);
+    return convoy__error((*request)->comm, convoy__req_start(*request));
+}
+
+int convoy_test(convoy_request *request, int *flag)
+{
+    if (!request || !flag) return convoy__error(MPI_COMM_WORLD, MPI_ERR_ARG);
+    *flag = 1;
+    if (!*request || !(*request)->active) return MPI_SUCCESS;
+    int rc = convoy__req_progress(*request, flag);
+    return *flag ? finish(request, rc) : MPI_SUCCESS;
+}
+
+int convoy_wait_timeout(convoy_request *request, double seconds, int *flag)
+{
+    if (!request || !flag) return convoy__error(MPI_COMM_WORLD, MPI_ERR_ARG);
+    *flag = 1;
+    if (!*request || !(*request)->active) return MPI_SUCCESS;
+    int rc = wait_until(*request, seconds < 0 ? -1 : PMPI_Wtime() + seconds, flag);
+    return *flag ? finish(request, rc) : MPI_SUCCESS;
+}
+
+int convoy_wait(convoy_request *request)
+{
+    int flag;
+    return convoy_wait_timeout(request, -1, &flag);
+}
+
+int convoy_request_free(convoy_request *request)
+{
+    if (!request) return convoy__error(MPI_COMM_WORLD, MPI_ERR_ARG);
+    if (!*request) return MPI_SUCCESS;
+    if ((*request)->active) return convoy__error((*request)->comm, MPI_ERR_REQUEST);
+    convoy__req_free(*request);
+    *request = CONVOY_REQUEST_NULL;
+    return MPI_SUCCESS;
+}

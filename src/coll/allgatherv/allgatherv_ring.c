@@ -1,0 +1,53 @@
+/*
+ * Allgatherv by the standard linear ring (papers/002_0aef061110c1ae58.txt, §2.1).
+ *
+ * Idea: in round k = 0 .. p-2, process i sends the block it learnt in the previous round
+ * (its own in round 0), block (i - k) mod p, to (i + 1) mod p, and receives block
+ * (i - k - 1) mod p from (i - 1) mod p. Every block travels p - 1 hops; each process
+ * sends and receives once per round, so a single-ported, bidirectional network is used
+ * to full capacity on regular data.
+ *
+ * Cost: (p - 1) alpha + beta * sum over rounds of the largest block moved in that round,
+ * i.e. about (p - 1)(alpha + beta max m_i): poor for irregular data (the pipelined ring of
+ * §2.2 fixes that), optimal for large regular data. p - 1 rounds.
+ *
+ * Details: the own block is sent straight from the send buffer (no copy first); empty
+ * blocks are neither sent nor received (both sides know the counts); every receive is
+ * posted at the start into its final place, so no scratch memory is needed and any
+ * derived receive datatype is used as is (zero copy).
+ */
+#include "coll/coll.h"
+
+#include <stdlib.h>
+
+int convoy__allgatherv_ring(const convoy__args *a, convoy__schedule *s)
+{
+    const int p = a->topo->size, r = a->topo->rank;
+    const int64_t ext = a->rtype.extent;
+    const convoy__region own =
+        convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, a->displs[r] * ext, a->rcounts[r]);
+
+    if (!a->inplace && a->rcounts[r] > 0)
+        convoy__add_copy(s, convoy__reg(CONVOY_BUF_SEND, CONVOY_T_SEND, 0, a->count), own, 0,
+                         NULL);
+    const int next = (r + 1) % p, prev = (r - 1 + p) % p;
+    int last_recv = -1; /* the receive of the block this process forwards next */
+    for (int k = 0; k < p - 1; k++) {
+        int sb = ((r - k) % p + p) % p, rb = ((r - k - 1) % p + p) % p;
+        if (a->rcounts[sb] > 0) {
+            convoy__region src =
+                k == 0 && !a->inplace
+                    ? convoy__reg(CONVOY_BUF_SEND, CONVOY_T_SEND, 0, a->count)
+                    : convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, a->displs[sb] * ext,
+                                  a->rcounts[sb]);
+            convoy__add_send(s, CONVOY_COMM_ALL, next, k, src, CONVOY_DEP(last_recv));
+        }
+        last_recv = -1;
+        if (a->rcounts[rb] > 0)
+            last_recv = convoy__add_recv(
+                s, CONVOY_COMM_ALL, prev, k,
+                convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, a->displs[rb] * ext, a->rcounts[rb]),
+                0, NULL);
+    }
+    return s->err;
+}

@@ -1,0 +1,72 @@
+/*
+ * Allreduce by recursive doubling, with the usual fold for non-powers of two
+ * (Thakur, Rabenseifner, Gropp, "Optimization of collective communication operations in
+ * MPICH", IJHPCA 2005, §4.3; the baseline of papers/001 and papers/003).
+ *
+ * Idea: let p' be the largest power of two <= p and rem = p - p'. First the 2 rem lowest
+ * ranks pair up: each even one sends its vector to the odd one above it and drops out.
+ * The p' remaining processes (renumbered in rank order) exchange full vectors with the
+ * partner at distance 1, 2, 4, ... and combine them, lower ranks' data first. Last, each
+ * odd rank of the fold sends the result back to its even neighbour.
+ *
+ * Cost: log2(p') (alpha + beta n + gamma n), plus 2 (alpha + beta n) + gamma n if p is
+ * not a power of two; log2(p') rounds, + 2 with the fold. Latency-optimal, not
+ * bandwidth-optimal: for small vectors.
+ *
+ * Every combination joins two adjacent rank intervals with the lower one as the first
+ * operand, so non-commutative operations are fine, and every rank performs the same
+ * combinations in the same order: all ranks get bitwise identical results.
+ */
+#include "coll/coll.h"
+
+int convoy__allreduce_recdbl(const convoy__args *a, convoy__schedule *s)
+{
+    const int p = a->topo->size, r = a->topo->rank;
+    const int64_t n = a->count;
+    if (n == 0) return 0;
+    const convoy__region mine = convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, 0, n);
+    const convoy__region tmp = convoy__reg(CONVOY_BUF_TMP, CONVOY_T_RECV, -a->rtype.true_lb, n);
+    s->tmp_bytes = a->rtype.true_extent + (n - 1) * a->rtype.extent;
+
+    int last = -1; /* the step after which `mine` holds this rank's current partial result */
+    if (!a->inplace)
+        last = convoy__add_copy(s, convoy__reg(CONVOY_BUF_SEND, CONVOY_T_SEND, 0, n), mine, 0,
+                                NULL);
+    int pp = 1;
+    while (pp * 2 <= p) pp *= 2;
+    const int rem = p - pp;
+    int tag = 0;
+    const int tag_back = CONVOY_STEP_TAGS - 1; /* the result going back to a folded rank */
+
+    /* Fold: even ranks below 2 rem hand their data to the odd rank above and wait. */
+    if (r < 2 * rem && r % 2 == 0) {
+        int snd = convoy__add_send(s, CONVOY_COMM_ALL, r + 1, tag, mine, CONVOY_DEP(last));
+        int deps[2] = {snd, last};
+        convoy__add_recv(s, CONVOY_COMM_ALL, r + 1, tag_back, mine, last >= 0 ? 2 : 1, deps);
+        return s->err;
+    }
+    if (r < 2 * rem) {
+        int rcv = convoy__add_recv(s, CONVOY_COMM_ALL, r - 1, tag, tmp, 0, NULL);
+        int deps[2] = {rcv, last};
+        last = convoy__add_reduce(s, tmp, mine, last >= 0 ? 2 : 1, deps);
+    }
+    tag++;
+    const int me = r < 2 * rem ? r / 2 : r - rem;
+    int tmp_free = last; /* tmp may be overwritten once this step is done */
+    for (int mask = 1; mask < pp; mask <<= 1, tag++) {
+        const int np = me ^ mask, peer = np < rem ? np * 2 + 1 : np + rem;
+        int snd = convoy__add_send(s, CONVOY_COMM_ALL, peer, tag, mine, CONVOY_DEP(last));
+        int rcv = convoy__add_recv(s, CONVOY_COMM_ALL, peer, tag, tmp, CONVOY_DEP(tmp_free));
+        int deps[2] = {snd, rcv};
+        if (peer < r || a->commutative) {
+            last = convoy__add_reduce(s, tmp, mine, 2, deps); /* mine = peer's op mine */
+            tmp_free = last;
+        } else {
+            int red = convoy__add_reduce(s, mine, tmp, 2, deps); /* tmp = mine op peer's */
+            last = convoy__add_copy(s, tmp, mine, 1, &red);
+            tmp_free = last;
+        }
+    }
+    if (r < 2 * rem) convoy__add_send(s, CONVOY_COMM_ALL, r - 1, tag_back, mine, CONVOY_DEP(last));
+    return s->err;
+}

@@ -1,0 +1,55 @@
+/*
+ * The builder interface: what an algorithm file sees. A builder is a pure function of
+ * these arguments (no MPI calls, no globals), so the same code runs for real, in the
+ * checker and in the cost model.
+ */
+#ifndef CONVOY_COLL_H
+#define CONVOY_COLL_H
+
+#include <stdint.h>
+
+#include "sched/sched.h"
+#include "topo/topo.h"
+
+enum convoy__coll { CONVOY_COLL_ALLGATHERV, CONVOY_COLL_ALLREDUCE, CONVOY_NCOLL };
+
+/* What a builder knows of a datatype: enough to compute offsets and scratch sizes. */
+typedef struct convoy__dtype {
+    int64_t size;   /* bytes of data in one element */
+    int64_t extent; /* stride between elements */
+    int64_t true_lb, true_extent;
+} convoy__dtype;
+
+/* An algorithm parameter, named like its environment override. */
+typedef struct convoy__param {
+    char name[48];
+    int64_t value;
+} convoy__param;
+
+#define CONVOY_MAX_PARAMS 8
+
+typedef struct convoy__args {
+    int coll;                 /* enum convoy__coll */
+    const convoy__topo *topo; /* includes this rank */
+    /* Allgatherv: scount elements of stype sent; rcounts/displs in elements of rtype.
+     * Allreduce: count elements of the operation's datatype (stype == rtype). */
+    int64_t count;
+    const int64_t *rcounts, *displs;
+    convoy__dtype stype, rtype;
+    int inplace;     /* MPI_IN_PLACE was given as the send buffer */
+    int commutative; /* Allreduce: the operation is commutative */
+    int64_t shm_bytes; /* node segment data bytes available to the schedule (0: none) */
+    int nparams;
+    convoy__param params[CONVOY_MAX_PARAMS];
+} convoy__args;
+
+/* Value of a parameter, or def when not set. */
+int64_t convoy__param_get(const convoy__args *a, const char *name, int64_t def);
+
+typedef int (*convoy__builder)(const convoy__args *a, convoy__schedule *s);
+
+/* Builders (one file each under src/coll/<coll>/). */
+int convoy__allgatherv_ring(const convoy__args *a, convoy__schedule *s);
+int convoy__allreduce_recdbl(const convoy__args *a, convoy__schedule *s);
+
+#endif

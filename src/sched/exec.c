@@ -1,0 +1,296 @@
+/*
+ * The executor: one non-blocking state machine for every schedule, real or symbolic.
+ *
+ * A step becomes ready when its last dependency is done; ready steps start in the order
+ * they became ready (steps that are ready together start in schedule order, so two ranks
+ * post matching sends and receives in the same order). Local steps (copy, reduce, notify)
+ * finish as they start; sends, receives, flag waits and nested schedules stay in flight
+ * until a later test finds them done. Nothing here blocks or polls in a loop: progress()
+ * does what can be done now and returns.
+ */
+#include "sched/sched.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { TAG_STEP_BITS = 13 }; /* 8 tag blocks of CONVOY_STEP_TAGS: the schedule, 7 nestings */
+
+int convoy__tag(uint64_t epoch, int step_tag, int tag_ub)
+{
+    int bits = 0;
+    while (bits < 31 && ((int64_t)1 << (bits + 1)) - 1 <= (int64_t)tag_ub) bits++;
+    int ebits = bits - TAG_STEP_BITS;
+    uint64_t e = ebits > 0 ? epoch & (((uint64_t)1 << ebits) - 1) : 0;
+    return (int)((e << TAG_STEP_BITS) | (uint64_t)step_tag);
+}
+
+static char *ptr(const convoy__exec *x, const convoy__region *r)
+{
+    return (char *)x->base[r->buf] + r->off;
+}
+
+/* The rank, in the operation's communicator, of a step's peer. */
+static int peer_rank(const convoy__exec *x, const convoy__step *st)
+{
+    int comm = st->comm == CONVOY_COMM_ALL ? x->comm_kind : st->comm;
+    const convoy__topo *t = x->topo;
+    switch (comm) {
+    case CONVOY_COMM_NODE: return convoy__topo_rank_at(t, t->node, st->peer);
+    case CONVOY_COMM_LANE: return convoy__topo_lane_peer(t, st->peer);
+    default: return st->peer;
+    }
+}
+
+static void make_ready(convoy__exec *x, int i)
+{
+    x->ready[x->nready++] = i;
+}
+
+static void finish(convoy__exec *x, int i)
+{
+    x->state[i] = CONVOY_S_DONE;
+    x->ndone++;
+    for (int k = x->succ_first[i]; k < x->succ_first[i + 1]; k++) {
+        int j = x->succ[k];
+        if (--x->missing[j] == 0) make_ready(x, j);
+    }
+}
+
+static int start_child(convoy__exec *x, int i, const convoy__step *st);
+
+/* Starts step i. Local steps finish at once; the others join the active list. */
+static int start_step(convoy__exec *x, int i)
+{
+    const convoy__step *st = &x->s->steps[i];
+    const convoy__transport *t = x->t;
+    int rc = 0;
+    x->state[i] = CONVOY_S_ACTIVE;
+    switch (st->kind) {
+    case CONVOY_STEP_SEND:
+        rc = t->isend(t->ctx, peer_rank(x, st), convoy__tag(x->epoch, x->tag_base + st->tag,
+                                                             t->tag_ub),
+                      ptr(x, &st->src), st->src.count, st->src.tslot, &x->req[i]);
+        break;
+    case CONVOY_STEP_RECV:
+        rc = t->irecv(t->ctx, peer_rank(x, st), convoy__tag(x->epoch, x->tag_base + st->tag,
+                                                             t->tag_ub),
+                      ptr(x, &st->dst), st->dst.count, st->dst.tslot, &x->req[i]);
+        break;
+    case CONVOY_STEP_REDUCE:
+        rc = t->reduce(t->ctx, ptr(x, &st->src), ptr(x, &st->dst), st->src.count,
+                       st->src.tslot);
+        if (!rc) finish(x, i);
+        return rc;
+    case CONVOY_STEP_COPY:
+        rc = t->copy(t->ctx, ptr(x, &st->src), st->src.count, st->src.tslot, ptr(x, &st->dst),
+                     st->dst.count, st->dst.tslot);
+        if (!rc) finish(x, i);
+        return rc;
+    case CONVOY_STEP_NOTIFY:
+        rc = t->notify(t->ctx, st->flag + 1, CONVOY_FLAG_VALUE(t->shm_seq, st->value));
+        if (!rc) finish(x, i);
+        return rc;
+    case CONVOY_STEP_WAIT: break; /* tested below, with the other steps in flight */
+    case CONVOY_STEP_NESTED: rc = start_child(x, i, st); break;
+    default: return CONVOY_ERR_INTERN;
+    }
+    if (!rc) x->active[x->nactive++] = i;
+    return rc;
+}
+
+/* Tests an active step; *done = 1 when it finished. */
+static int test_step(convoy__exec *x, int i, int *done)
+{
+    const convoy__step *st = &x->s->steps[i];
+    const convoy__transport *t = x->t;
+    switch (st->kind) {
+    case CONVOY_STEP_SEND:
+    case CONVOY_STEP_RECV: return t->test(t->ctx, &x->req[i], done);
+    case CONVOY_STEP_WAIT:
+        return t->flag_test(t->ctx, st->peer, st->flag + 1,
+                            CONVOY_FLAG_VALUE(t->shm_seq, st->value), done);
+    case CONVOY_STEP_NESTED: return convoy__exec_progress(&x->child[i], done);
+    default: return CONVOY_ERR_INTERN;
+    }
+}
+
+static int start_child(convoy__exec *x, int i, const convoy__step *st)
+{
+    if (!x->child) {
+        x->child = calloc((size_t)x->s->nsteps, sizeof *x->child);
+        if (!x->child) return CONVOY_ERR_NO_MEM;
+    }
+    convoy__exec *c = &x->child[i];
+    int rc = convoy__exec_start(c, x->s->children[st->child], x->t, x->topo,
+                                x->base[CONVOY_BUF_SEND], x->base[CONVOY_BUF_RECV], x->epoch);
+    if (rc) return rc;
+    /* A child shares the parent's segment gate and speaks on its own tag block. */
+    c->gate = 0;
+    c->comm_kind = st->comm;
+    c->tag_base = (1 + st->child % 7) * CONVOY_STEP_TAGS;
+    return 0;
+}
+
+int convoy__exec_start(convoy__exec *x, const convoy__schedule *s, const convoy__transport *t,
+                       const convoy__topo *topo, const void *sendbuf, void *recvbuf,
+                       uint64_t epoch)
+{
+    memset(x, 0, sizeof *x);
+    if (s->err) return s->err;
+    int n = s->nsteps;
+    x->s = s;
+    x->t = t;
+    x->topo = topo;
+    x->comm_kind = CONVOY_COMM_ALL;
+    x->epoch = epoch;
+    x->base[CONVOY_BUF_SEND] = (void *)sendbuf;
+    x->base[CONVOY_BUF_RECV] = recvbuf;
+    x->base[CONVOY_BUF_SHM] = t->shm_base;
+    size_t nn = (size_t)n + 1;
+    x->state = calloc(nn, 1);
+    x->req = calloc(nn, sizeof *x->req);
+    x->missing = malloc(nn * sizeof *x->missing);
+    x->succ_first = calloc(nn + 1, sizeof *x->succ_first);
+    x->succ = malloc(((size_t)s->ndeps + 1) * sizeof *x->succ);
+    x->ready = malloc(nn * sizeof *x->ready);
+    x->active = malloc(nn * sizeof *x->active);
+    if (s->tmp_bytes > 0) x->tmp_alloc = malloc((size_t)s->tmp_bytes);
+    if (!x->state || !x->req || !x->missing || !x->succ_first || !x->succ || !x->ready ||
+        !x->active || (s->tmp_bytes > 0 && !x->tmp_alloc)) {
+        convoy__exec_free(x);
+        return CONVOY_ERR_NO_MEM;
+    }
+    x->base[CONVOY_BUF_TMP] = x->tmp_alloc;
+    /* Successor lists by counting sort over the dependency edges. */
+    for (int i = 0; i < n; i++) {
+        const convoy__step *st = &s->steps[i];
+        x->missing[i] = st->ndeps;
+        for (int k = 0; k < st->ndeps; k++) x->succ_first[s->deps[st->dep_first + k] + 1]++;
+    }
+    for (int i = 0; i < n; i++) x->succ_first[i + 1] += x->succ_first[i];
+    int32_t *fill = calloc(nn, sizeof *fill);
+    if (!fill) {
+        convoy__exec_free(x);
+        return CONVOY_ERR_NO_MEM;
+    }
+    for (int i = 0; i < n; i++) {
+        const convoy__step *st = &s->steps[i];
+        for (int k = 0; k < st->ndeps; k++) {
+            int d = s->deps[st->dep_first + k];
+            x->succ[x->succ_first[d] + fill[d]++] = i;
+        }
+    }
+    free(fill);
+    for (int i = 0; i < n; i++)
+        if (x->missing[i] == 0) make_ready(x, i);
+    x->gate = (s->nflags > 0 || s->shm_bytes > 0) && t->shm_seq > 0;
+    return 0;
+}
+
+/* The segment is free for this operation when every node process released the last one. */
+static int test_gate(convoy__exec *x, int *open)
+{
+    const convoy__topo *t = x->topo;
+    *open = 1;
+    for (int q = 0; q < t->ppn && *open; q++) {
+        int rc = x->t->flag_test(x->t->ctx, q, CONVOY_FLAG_RELEASE, x->t->shm_seq, open);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+int convoy__exec_progress(convoy__exec *x, int *done)
+{
+    const convoy__schedule *s = x->s;
+    *done = 0;
+    if (x->err) return x->err;
+    if (x->gate) {
+        int open;
+        if ((x->err = test_gate(x, &open))) return x->err;
+        if (!open) return 0;
+        x->gate = 0;
+    }
+    int progressed = 1;
+    while (progressed) {
+        progressed = 0;
+        /* Start in readiness order; finish() may append to the queue as we go. */
+        for (int k = 0; k < x->nready; k++) {
+            if ((x->err = start_step(x, x->ready[k]))) return x->err;
+            progressed = 1;
+        }
+        x->nready = 0;
+        for (int k = 0; k < x->nactive;) {
+            int i = x->active[k], fin = 0;
+            if ((x->err = test_step(x, i, &fin))) return x->err;
+            if (fin) {
+                x->active[k] = x->active[--x->nactive];
+                finish(x, i);
+                progressed = 1;
+            } else {
+                k++;
+            }
+        }
+    }
+    if (x->ndone == s->nsteps) {
+        *done = 1;
+        /* The top-level executor of a segment-using operation releases the segment. */
+        if ((s->nflags > 0 || s->shm_bytes > 0) && x->tag_base == 0 && x->t->notify) {
+            x->err = x->t->notify(x->t->ctx, CONVOY_FLAG_RELEASE, x->t->shm_seq + 1);
+            if (x->err) *done = 0;
+        }
+    }
+    return x->err;
+}
+
+void convoy__exec_free(convoy__exec *x)
+{
+    if (x->s && x->req) {
+        for (int i = 0; i < x->s->nsteps; i++) {
+            if (x->state[i] != CONVOY_S_ACTIVE) continue;
+            const convoy__step *st = &x->s->steps[i];
+            if ((st->kind == CONVOY_STEP_SEND || st->kind == CONVOY_STEP_RECV) && x->req[i])
+                x->t->cancel(x->t->ctx, &x->req[i]);
+        }
+    }
+    if (x->child) {
+        for (int i = 0; i < x->s->nsteps; i++)
+            if (x->child[i].s) convoy__exec_free(&x->child[i]);
+        free(x->child);
+    }
+    free(x->state);
+    free(x->req);
+    free(x->missing);
+    free(x->succ_first);
+    free(x->succ);
+    free(x->ready);
+    free(x->active);
+    free(x->tmp_alloc);
+    memset(x, 0, sizeof *x);
+}
+
+int convoy__exec_describe(const convoy__exec *x, char *buf, size_t len)
+{
+    size_t used = 0;
+    int w = snprintf(buf, len, "%d of %d steps done", x->ndone, x->s ? x->s->nsteps : 0);
+    if (w > 0) used = (size_t)w < len ? (size_t)w : len;
+    if (x->gate && used < len) {
+        w = snprintf(buf + used, len - used, "; waiting for the node segment to be released");
+        if (w > 0) used += (size_t)w < len - used ? (size_t)w : len - used;
+    }
+    for (int k = 0; k < x->nactive && used < len; k++) {
+        const convoy__step *st = &x->s->steps[x->active[k]];
+        if (st->kind == CONVOY_STEP_WAIT)
+            w = snprintf(buf + used, len - used, "; step %d wait for node rank %d flag %d >= %u",
+                         x->active[k], st->peer, st->flag, st->value);
+        else if (st->kind == CONVOY_STEP_NESTED)
+            w = snprintf(buf + used, len - used, "; step %d nested schedule", x->active[k]);
+        else
+            w = snprintf(buf + used, len - used, "; step %d %s %s rank %d tag %d",
+                         x->active[k], convoy__step_kind_name(st->kind),
+                         st->kind == CONVOY_STEP_SEND ? "to" : "from", peer_rank(x, st),
+                         convoy__tag(x->epoch, x->tag_base + st->tag, x->t->tag_ub));
+        if (w > 0) used += (size_t)w < len - used ? (size_t)w : len - used;
+    }
+    return 0;
+}

@@ -1,0 +1,142 @@
+/*
+ * Building schedules: growable step and dependency arrays. Allocation failures are sticky
+ * in s->err, so a builder can add steps unconditionally and check once at the end.
+ */
+#include "sched/sched.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void convoy__sched_init(convoy__schedule *s)
+{
+    memset(s, 0, sizeof *s);
+}
+
+void convoy__sched_free(convoy__schedule *s)
+{
+    for (int i = 0; i < s->nchildren; i++) {
+        convoy__sched_free(s->children[i]);
+        free(s->children[i]);
+    }
+    free(s->children);
+    free(s->steps);
+    free(s->deps);
+    memset(s, 0, sizeof *s);
+}
+
+convoy__region convoy__reg(int buf, int tslot, int64_t off, int64_t count)
+{
+    convoy__region r = {.buf = (uint8_t)buf, .tslot = (uint8_t)tslot, .off = off, .count = count};
+    return r;
+}
+
+static int grow(void **p, int32_t *cap, int32_t need, size_t elem)
+{
+    if (need <= *cap) return 0;
+    int32_t n = *cap ? *cap : 16;
+    while (n < need) n *= 2;
+    void *q = realloc(*p, (size_t)n * elem);
+    if (!q) return -1;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+static int add(convoy__schedule *s, const convoy__step *st, int ndeps, const int *deps)
+{
+    if (s->err) return -1;
+    if (grow((void **)&s->steps, &s->cap, s->nsteps + 1, sizeof *s->steps) ||
+        grow((void **)&s->deps, &s->depcap, s->ndeps + ndeps, sizeof *s->deps)) {
+        s->err = CONVOY_ERR_NO_MEM;
+        return -1;
+    }
+    convoy__step *n = &s->steps[s->nsteps];
+    *n = *st;
+    n->dep_first = s->ndeps;
+    n->ndeps = 0;
+    for (int i = 0; i < ndeps; i++) {
+        /* A dependency on a failed add (-1) or a later step would make the schedule
+         * cyclic or meaningless: refuse it rather than run something wrong. */
+        if (deps[i] < 0 || deps[i] >= s->nsteps) {
+            s->err = CONVOY_ERR_INTERN;
+            return -1;
+        }
+        s->deps[s->ndeps++] = deps[i];
+        n->ndeps++;
+    }
+    return s->nsteps++;
+}
+
+int convoy__add_send(convoy__schedule *s, int comm, int peer, int tag, convoy__region src,
+                     int ndeps, const int *deps)
+{
+    convoy__step st = {.kind = CONVOY_STEP_SEND, .comm = (uint8_t)comm, .peer = peer,
+                       .tag = tag % CONVOY_STEP_TAGS, .src = src};
+    return add(s, &st, ndeps, deps);
+}
+
+int convoy__add_recv(convoy__schedule *s, int comm, int peer, int tag, convoy__region dst,
+                     int ndeps, const int *deps)
+{
+    convoy__step st = {.kind = CONVOY_STEP_RECV, .comm = (uint8_t)comm, .peer = peer,
+                       .tag = tag % CONVOY_STEP_TAGS, .dst = dst};
+    return add(s, &st, ndeps, deps);
+}
+
+int convoy__add_reduce(convoy__schedule *s, convoy__region src, convoy__region dst, int ndeps,
+                       const int *deps)
+{
+    convoy__step st = {.kind = CONVOY_STEP_REDUCE, .src = src, .dst = dst};
+    return add(s, &st, ndeps, deps);
+}
+
+int convoy__add_copy(convoy__schedule *s, convoy__region src, convoy__region dst, int ndeps,
+                     const int *deps)
+{
+    convoy__step st = {.kind = CONVOY_STEP_COPY, .src = src, .dst = dst};
+    return add(s, &st, ndeps, deps);
+}
+
+int convoy__add_notify(convoy__schedule *s, int flag, uint32_t value, int ndeps,
+                       const int *deps)
+{
+    convoy__step st = {.kind = CONVOY_STEP_NOTIFY, .flag = flag, .value = value};
+    if (flag >= s->nflags) s->nflags = flag + 1;
+    return add(s, &st, ndeps, deps);
+}
+
+int convoy__add_wait(convoy__schedule *s, int node_peer, int flag, uint32_t value, int ndeps,
+                     const int *deps)
+{
+    convoy__step st = {.kind = CONVOY_STEP_WAIT, .peer = node_peer, .flag = flag,
+                       .value = value};
+    if (flag >= s->nflags) s->nflags = flag + 1;
+    return add(s, &st, ndeps, deps);
+}
+
+int convoy__add_nested(convoy__schedule *s, int comm, convoy__schedule *child, int ndeps,
+                       const int *deps)
+{
+    if (s->err) return -1;
+    convoy__schedule **c = realloc(s->children, (size_t)(s->nchildren + 1) * sizeof *c);
+    if (!c) {
+        s->err = CONVOY_ERR_NO_MEM;
+        return -1;
+    }
+    s->children = c;
+    convoy__step st = {.kind = CONVOY_STEP_NESTED, .comm = (uint8_t)comm,
+                       .child = s->nchildren};
+    s->children[s->nchildren++] = child;
+    if (child->err) s->err = child->err;
+    /* The parent's scratch, flags and segment needs cover its children's. */
+    if (child->nflags > s->nflags) s->nflags = child->nflags;
+    if (child->shm_bytes > s->shm_bytes) s->shm_bytes = child->shm_bytes;
+    return add(s, &st, ndeps, deps);
+}
+
+const char *convoy__step_kind_name(int kind)
+{
+    static const char *const names[CONVOY_NSTEP_KINDS] = {"send",   "recv", "reduce", "copy",
+                                                          "notify", "wait", "nested"};
+    return kind >= 0 && kind < CONVOY_NSTEP_KINDS ? names[kind] : "?";
+}

@@ -1,0 +1,199 @@
+/*
+ * Schedules and the one executor that runs them.
+ *
+ * A schedule is data: the ordered list of typed steps one rank performs in one collective,
+ * each step naming the earlier steps it depends on. Builders (src/coll) make schedules
+ * without calling MPI; the executor runs them over a transport (PMPI point-to-point and the
+ * node segment for real runs, the checker's symbolic transport for proofs). The executor
+ * never blocks: convoy__exec_progress() starts every step whose dependencies are done,
+ * tests the ones in flight and returns.
+ *
+ * Buffers are named, not pointed to: a region is (buffer, byte offset, count, type slot),
+ * resolved against the user's buffers, the schedule's scratch memory or the node segment
+ * when the schedule runs. That is what makes a schedule reusable (persistent requests,
+ * the schedule cache) and what lets the checker run it on symbolic data.
+ */
+#ifndef CONVOY_SCHED_H
+#define CONVOY_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "topo/topo.h"
+
+/* Status codes of the pure layers (builders, executor, checker). Zero is success, like
+ * MPI_SUCCESS; negative codes are Convoy's own and become MPI error classes in the API
+ * layer; positive codes are MPI error codes a transport returned, passed through. */
+enum { CONVOY_OK = 0, CONVOY_ERR_NO_MEM = -1, CONVOY_ERR_INTERN = -2, CONVOY_ERR_ARG = -3 };
+
+/* Where a region lives. */
+enum convoy__buf {
+    CONVOY_BUF_SEND, /* the user's send buffer */
+    CONVOY_BUF_RECV, /* the user's receive buffer */
+    CONVOY_BUF_TMP,  /* the schedule's scratch memory (tmp_bytes, aligned, per execution) */
+    CONVOY_BUF_SHM,  /* the data area of the node segment, shared by the node's processes */
+    CONVOY_NBUF
+};
+
+/* The element type of a region: the user's send type, the user's receive type (for
+ * reductions both are the operation's datatype), or plain bytes (packed data). */
+enum convoy__tslot { CONVOY_T_SEND, CONVOY_T_RECV, CONVOY_T_BYTE, CONVOY_NTSLOT };
+
+/* The communicator a step's peer is numbered in. Every message travels on the operation's
+ * private communicator; NODE and LANE ranks are translated through the topology. */
+enum convoy__comm { CONVOY_COMM_ALL, CONVOY_COMM_NODE, CONVOY_COMM_LANE };
+
+enum convoy__step_kind {
+    CONVOY_STEP_SEND,   /* send src to peer */
+    CONVOY_STEP_RECV,   /* receive into dst from peer (never a wildcard) */
+    CONVOY_STEP_REDUCE, /* dst = src op dst (MPI_Reduce_local order: src holds lower ranks) */
+    CONVOY_STEP_COPY,   /* copy src to dst (same type signature, types may differ) */
+    CONVOY_STEP_NOTIFY, /* set my notification flag `flag` to this operation's `value` */
+    CONVOY_STEP_WAIT,   /* wait until node process `peer`'s flag `flag` reaches `value` */
+    CONVOY_STEP_NESTED, /* run child schedule `child` on the node or lane communicator */
+    CONVOY_NSTEP_KINDS
+};
+
+typedef struct convoy__region {
+    uint8_t buf;   /* enum convoy__buf */
+    uint8_t tslot; /* enum convoy__tslot */
+    int64_t off;   /* byte offset from the buffer's base (may be negative for SEND/RECV) */
+    int64_t count; /* elements of the type slot */
+} convoy__region;
+
+typedef struct convoy__step {
+    uint8_t kind; /* enum convoy__step_kind */
+    uint8_t comm; /* enum convoy__comm: numbering of peer (SEND, RECV, NESTED) */
+    int32_t peer; /* SEND/RECV: rank in comm; WAIT: node rank */
+    int32_t tag;  /* SEND/RECV: 0 <= tag < CONVOY_STEP_TAGS, same on both sides */
+    convoy__region src;
+    convoy__region dst;
+    int32_t flag;   /* NOTIFY/WAIT: flag index < schedule nflags */
+    uint32_t value; /* NOTIFY/WAIT: value within this operation (> 0) */
+    int32_t child;  /* NESTED: index into children */
+    int32_t dep_first, ndeps; /* dependencies: deps[dep_first .. dep_first+ndeps) */
+} convoy__step;
+
+/* Builders keep step tags below this; the executor adds the operation's epoch above it. */
+#define CONVOY_STEP_TAGS 1024
+
+typedef struct convoy__schedule {
+    convoy__step *steps;
+    int32_t nsteps, cap;
+    int32_t *deps; /* indices of earlier steps */
+    int32_t ndeps, depcap;
+    int64_t tmp_bytes;  /* scratch memory the schedule needs */
+    int32_t nflags;     /* notification flags per node process used (0: no segment) */
+    int64_t shm_bytes;  /* data area of the node segment used (0: none) */
+    struct convoy__schedule **children;
+    int32_t nchildren;
+    int err; /* first error met while building (out of memory); sticky */
+} convoy__schedule;
+
+/* --- building ----------------------------------------------------------------------- */
+
+void convoy__sched_init(convoy__schedule *s);
+void convoy__sched_free(convoy__schedule *s);
+
+convoy__region convoy__reg(int buf, int tslot, int64_t off, int64_t count);
+
+/* Each adder returns the new step's index (or -1 after an allocation failure, which also
+ * sets s->err). deps: indices of earlier steps; ndeps may be 0. */
+int convoy__add_send(convoy__schedule *s, int comm, int peer, int tag, convoy__region src,
+                     int ndeps, const int *deps);
+int convoy__add_recv(convoy__schedule *s, int comm, int peer, int tag, convoy__region dst,
+                     int ndeps, const int *deps);
+int convoy__add_reduce(convoy__schedule *s, convoy__region src, convoy__region dst, int ndeps,
+                       const int *deps);
+int convoy__add_copy(convoy__schedule *s, convoy__region src, convoy__region dst, int ndeps,
+                     const int *deps);
+int convoy__add_notify(convoy__schedule *s, int flag, uint32_t value, int ndeps,
+                       const int *deps);
+int convoy__add_wait(convoy__schedule *s, int node_peer, int flag, uint32_t value, int ndeps,
+                     const int *deps);
+/* Takes ownership of child. comm is CONVOY_COMM_NODE or CONVOY_COMM_LANE. */
+int convoy__add_nested(convoy__schedule *s, int comm, convoy__schedule *child, int ndeps,
+                       const int *deps);
+/* Convenience for the common "depends on one step, or none if dep < 0". */
+#define CONVOY_DEP(d) ((d) >= 0 ? 1 : 0), ((d) >= 0 ? (const int[]){(d)} : NULL)
+
+/* --- transport ---------------------------------------------------------------------- */
+
+/* What the executor needs from the world. Peers are ranks of the operation's communicator
+ * (the executor translates NODE and LANE numbering); tags are final (the executor adds the
+ * epoch). Requests are opaque; test() frees a request when it reports it done. Every
+ * function returns 0 or an error code (MPI's, or CONVOY_ERR_*). */
+typedef struct convoy__transport {
+    void *ctx;
+    int tag_ub; /* largest tag the transport accepts (>= 32767, MPI's minimum) */
+    int (*isend)(void *ctx, int peer, int tag, const void *buf, int64_t count, int tslot,
+                 void **req);
+    int (*irecv)(void *ctx, int peer, int tag, void *buf, int64_t count, int tslot,
+                 void **req);
+    int (*test)(void *ctx, void **req, int *done);
+    void (*cancel)(void *ctx, void **req); /* abandon a request (error paths) */
+    int (*copy)(void *ctx, const void *src, int64_t scount, int stslot, void *dst,
+                int64_t dcount, int dtslot);
+    int (*reduce)(void *ctx, const void *in, void *inout, int64_t count, int tslot);
+    /* The node segment, for schedules with nflags > 0 or shm_bytes > 0 (else unused):
+     * the data area's base, this process's flag store and a node peer's flag test.
+     * Flag indices run 0..nflags: the executor reserves flag 0 (CONVOY_FLAG_RELEASE) and
+     * shifts the schedule's flags up by one. Values are absolute and only grow. */
+    void *shm_base;
+    uint64_t shm_seq; /* segment-using operations that ran before this one on the node */
+    int (*notify)(void *ctx, int flag, uint64_t value);
+    int (*flag_test)(void *ctx, int node_peer, int flag, uint64_t value, int *done);
+} convoy__transport;
+
+/* The executor's own flag: a process sets it to k + 1 when it has finished the k-th
+ * segment-using operation; the next one starts only when every node process has (the
+ * segment is then free for reuse: no ABA between consecutive operations). */
+#define CONVOY_FLAG_RELEASE 0
+/* Absolute value of a schedule's notification value in segment operation shm_seq. */
+#define CONVOY_FLAG_VALUE(shm_seq, v) ((((uint64_t)(shm_seq) + 1) << 32) | (uint64_t)(v))
+
+/* --- executing ---------------------------------------------------------------------- */
+
+enum convoy__step_state { CONVOY_S_PENDING, CONVOY_S_ACTIVE, CONVOY_S_DONE };
+
+typedef struct convoy__exec {
+    const convoy__schedule *s;
+    const convoy__transport *t;
+    const convoy__topo *topo; /* translates NODE/LANE peers */
+    int comm_kind;            /* which communicator this executor's ALL means */
+    int tag_base;             /* added to step tags: distinguishes nested schedules */
+    int gate;                 /* waiting for the node's release flags before starting */
+    void *base[CONVOY_NBUF];
+    void *tmp_alloc;
+    uint64_t epoch;    /* operation number, added to tags and notification values */
+    uint8_t *state;    /* per step */
+    void **req;        /* per step */
+    int32_t *missing;  /* per step: dependencies not yet done */
+    int32_t *succ_first, *succ; /* successor lists (reverse dependencies) */
+    int32_t *ready;             /* steps whose dependencies are done, not yet started */
+    int32_t nready;
+    int32_t *active; /* steps in flight */
+    int32_t nactive;
+    int32_t ndone;
+    struct convoy__exec *child; /* per step, for NESTED (allocated lazily) */
+    int err;
+} convoy__exec;
+
+/* Tag of a step in an operation with this epoch, given the communicator's tag bound. */
+int convoy__tag(uint64_t epoch, int step_tag, int tag_ub);
+
+/* sendbuf/recvbuf: the user's buffers (sendbuf may be NULL for MPI_IN_PLACE builders).
+ * epoch: the operation's number on its communicator (same on all ranks). */
+int convoy__exec_start(convoy__exec *x, const convoy__schedule *s, const convoy__transport *t,
+                       const convoy__topo *topo, const void *sendbuf, void *recvbuf,
+                       uint64_t epoch);
+/* Makes all progress possible now without blocking; *done = 1 when every step is done. */
+int convoy__exec_progress(convoy__exec *x, int *done);
+/* Frees what start allocated; cancels requests still in flight. */
+void convoy__exec_free(convoy__exec *x);
+/* Describes the steps in flight or waiting (for the watchdog and the checker). */
+int convoy__exec_describe(const convoy__exec *x, char *buf, size_t len);
+
+const char *convoy__step_kind_name(int kind);
+
+#endif

@@ -1,0 +1,145 @@
+/* The PMPI transport (see transport_mpi.h). */
+#include "sched/transport_mpi.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(sizeof(MPI_Request) <= sizeof(void *), "an MPI_Request must fit a request slot");
+
+static int count_ok(int64_t count)
+{
+    return count >= 0 && count <= INT_MAX;
+}
+
+static int isend(void *ctx, int peer, int tag, const void *buf, int64_t count, int tslot,
+                 void **req)
+{
+    convoy__mpi_transport *m = ctx;
+    MPI_Request r;
+    if (!count_ok(count)) return MPI_ERR_COUNT;
+    int rc = PMPI_Isend(buf, (int)count, m->type[tslot], peer, tag, m->comm, &r);
+    if (!rc) memcpy(req, &r, sizeof r);
+    return rc;
+}
+
+static int irecv(void *ctx, int peer, int tag, void *buf, int64_t count, int tslot, void **req)
+{
+    convoy__mpi_transport *m = ctx;
+    MPI_Request r;
+    if (!count_ok(count)) return MPI_ERR_COUNT;
+    int rc = PMPI_Irecv(buf, (int)count, m->type[tslot], peer, tag, m->comm, &r);
+    if (!rc) memcpy(req, &r, sizeof r);
+    return rc;
+}
+
+static int test(void *ctx, void **req, int *done)
+{
+    (void)ctx;
+    MPI_Request r;
+    memcpy(&r, req, sizeof r);
+    int rc = PMPI_Test(&r, done, MPI_STATUS_IGNORE);
+    memcpy(req, &r, sizeof r);
+    return rc;
+}
+
+static void cancel(void *ctx, void **req)
+{
+    (void)ctx;
+    MPI_Request r;
+    memcpy(&r, req, sizeof r);
+    if (r == MPI_REQUEST_NULL) return;
+    PMPI_Cancel(&r);
+    PMPI_Request_free(&r);
+}
+
+/* Copies between two typed regions of equal type signature: memcpy when both are plain
+ * blocks of the same size, otherwise pack and unpack (through a scratch buffer only when
+ * neither side is plain bytes). */
+static int copy(void *ctx, const void *src, int64_t scount, int stslot, void *dst,
+                int64_t dcount, int dtslot)
+{
+    convoy__mpi_transport *m = ctx;
+    int64_t bytes = scount * m->size[stslot];
+    if (bytes != dcount * m->size[dtslot]) return MPI_ERR_TRUNCATE;
+    if (bytes == 0) return 0;
+    if (m->contig[stslot] && m->contig[dtslot]) {
+        memmove(dst, src, (size_t)bytes);
+        return 0;
+    }
+    if (!count_ok(scount) || !count_ok(dcount) || bytes > INT_MAX) return MPI_ERR_COUNT;
+    int pos = 0, rc;
+    if (m->contig[dtslot])
+        return PMPI_Pack(src, (int)scount, m->type[stslot], dst, (int)bytes, &pos, m->comm);
+    if (m->contig[stslot])
+        return PMPI_Unpack(src, (int)bytes, &pos, dst, (int)dcount, m->type[dtslot], m->comm);
+    void *tmp = malloc((size_t)bytes);
+    if (!tmp) return MPI_ERR_NO_MEM;
+    rc = PMPI_Pack(src, (int)scount, m->type[stslot], tmp, (int)bytes, &pos, m->comm);
+    pos = 0;
+    if (!rc) rc = PMPI_Unpack(tmp, (int)bytes, &pos, dst, (int)dcount, m->type[dtslot], m->comm);
+    free(tmp);
+    return rc;
+}
+
+static int reduce(void *ctx, const void *in, void *inout, int64_t count, int tslot)
+{
+    convoy__mpi_transport *m = ctx;
+    if (!count_ok(count)) return MPI_ERR_COUNT;
+    return count ? PMPI_Reduce_local(in, inout, (int)count, m->type[tslot], m->op) : 0;
+}
+
+static int notify(void *ctx, int flag, uint64_t value)
+{
+    convoy__mpi_transport *m = ctx;
+    convoy__shm_notify(m->shm, flag, value);
+    return 0;
+}
+
+static int flag_test(void *ctx, int node_peer, int flag, uint64_t value, int *done)
+{
+    convoy__mpi_transport *m = ctx;
+    *done = convoy__shm_reached(m->shm, node_peer, flag, value);
+    return 0;
+}
+
+static void describe(convoy__mpi_transport *m, int slot, MPI_Datatype t)
+{
+    MPI_Count size = 0, lb = 0, extent = 0, tlb = 0, textent = 0;
+    m->type[slot] = t;
+    if (t == MPI_DATATYPE_NULL) return;
+    PMPI_Type_size_x(t, &size);
+    PMPI_Type_get_extent_x(t, &lb, &extent);
+    PMPI_Type_get_true_extent_x(t, &tlb, &textent);
+    m->size[slot] = size;
+    /* count elements form one block iff an element is its own size with nothing around. */
+    m->contig[slot] = size == extent && lb == 0 && tlb == 0 && textent == size;
+}
+
+void convoy__mpi_transport_init(convoy__mpi_transport *m, MPI_Comm comm, int tag_ub,
+                                MPI_Datatype stype, MPI_Datatype rtype, MPI_Op op,
+                                convoy__shm *shm, uint64_t shm_seq)
+{
+    memset(m, 0, sizeof *m);
+    m->comm = comm;
+    m->op = op;
+    m->shm = shm;
+    describe(m, CONVOY_T_SEND, stype);
+    describe(m, CONVOY_T_RECV, rtype);
+    describe(m, CONVOY_T_BYTE, MPI_BYTE);
+    convoy__transport *t = &m->t;
+    t->ctx = m;
+    t->tag_ub = tag_ub;
+    t->isend = isend;
+    t->irecv = irecv;
+    t->test = test;
+    t->cancel = cancel;
+    t->copy = copy;
+    t->reduce = reduce;
+    if (shm) {
+        t->shm_base = shm->data;
+        t->shm_seq = shm_seq;
+        t->notify = notify;
+        t->flag_test = flag_test;
+    }
+}

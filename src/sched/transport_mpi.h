@@ -1,0 +1,27 @@
+/*
+ * The real transport: PMPI point-to-point on the operation's private communicator, local
+ * copies and reductions with the user's datatypes and op, and the node segment.
+ */
+#ifndef CONVOY_TRANSPORT_MPI_H
+#define CONVOY_TRANSPORT_MPI_H
+
+#include <mpi.h>
+
+#include "sched/sched.h"
+#include "shm/shm.h"
+
+typedef struct convoy__mpi_transport {
+    convoy__transport t; /* t.ctx points to this struct */
+    MPI_Comm comm;
+    MPI_Datatype type[CONVOY_NTSLOT];
+    int contig[CONVOY_NTSLOT]; /* count elements are one block of count * size bytes */
+    int64_t size[CONVOY_NTSLOT];
+    MPI_Op op;
+    convoy__shm *shm;
+} convoy__mpi_transport;
+
+void convoy__mpi_transport_init(convoy__mpi_transport *m, MPI_Comm comm, int tag_ub,
+                                MPI_Datatype stype, MPI_Datatype rtype, MPI_Op op,
+                                convoy__shm *shm, uint64_t shm_seq);
+
+#endif

@@ -1,0 +1,75 @@
+/* Selection: the cheapest applicable algorithm under the cost model, or a forced one. */
+#include "select/select.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const coll_names[CONVOY_NCOLL] = {"allgatherv", "allreduce"};
+
+const char *convoy__coll_name(int coll)
+{
+    return coll >= 0 && coll < CONVOY_NCOLL ? coll_names[coll] : "?";
+}
+
+int convoy__coll_parse(const char *name)
+{
+    for (int c = 0; c < CONVOY_NCOLL; c++)
+        if (strcmp(name, coll_names[c]) == 0) return c;
+    return -1;
+}
+
+const convoy__algo *convoy__algo_find(int coll, const char *name)
+{
+    for (int i = 0; i < convoy__nalgos; i++)
+        if (convoy__algos[i].coll == coll && strcmp(convoy__algos[i].name, name) == 0)
+            return &convoy__algos[i];
+    return NULL;
+}
+
+static double env_double(const char *name, double def)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return def;
+    char *end;
+    double d = strtod(v, &end);
+    return *end == '\0' && d >= 0 ? d : def;
+}
+
+void convoy__machine_default(convoy__machine *m)
+{
+    /* Shared-memory transport on one host: a few microseconds per message, a few GB/s.
+     * Only the ratios matter for choosing; the benchmark measures the real values. */
+    m->alpha = env_double("CONVOY_ALPHA", 2e-6);
+    m->beta = env_double("CONVOY_BETA", 2.5e-10);
+    m->gamma = env_double("CONVOY_GAMMA", 2.5e-10);
+}
+
+static int usable(const convoy__algo *al, const convoy__args *a)
+{
+    if (al->coll != a->coll) return 0;
+    if (a->coll == CONVOY_COLL_ALLREDUCE && !a->commutative &&
+        !(al->props & CONVOY_ALGO_NONCOMMUTATIVE))
+        return 0;
+    return !al->applicable || al->applicable(a);
+}
+
+const convoy__algo *convoy__select(const convoy__args *a, const convoy__machine *m,
+                                   const char *forced)
+{
+    if (forced && *forced) {
+        const convoy__algo *al = convoy__algo_find(a->coll, forced);
+        return al && usable(al, a) ? al : NULL;
+    }
+    const convoy__algo *best = NULL;
+    double best_t = 0;
+    for (int i = 0; i < convoy__nalgos; i++) {
+        const convoy__algo *al = &convoy__algos[i];
+        if (!usable(al, a)) continue;
+        double t = al->cost ? al->cost(a, m) : 0;
+        if (!best || t < best_t) {
+            best = al;
+            best_t = t;
+        }
+    }
+    return best;
+}

@@ -1,0 +1,52 @@
+/*
+ * The registry of algorithms and the default choice between them.
+ *
+ * One line per algorithm in registry.c: its collective, name, builder, applicability
+ * predicate, cost model and the parameters it reads. Selection picks the applicable
+ * algorithm with the lowest predicted time under the machine parameters, unless
+ * CONVOY_<COLL>_ALGO names one.
+ */
+#ifndef CONVOY_SELECT_H
+#define CONVOY_SELECT_H
+
+#include "coll/coll.h"
+
+/* Linear cost model: a message of n bytes costs alpha + beta * n; a local reduction of n
+ * bytes costs gamma * n. */
+typedef struct convoy__machine {
+    double alpha; /* seconds per message */
+    double beta;  /* seconds per byte */
+    double gamma; /* seconds per byte reduced */
+} convoy__machine;
+
+enum {
+    CONVOY_ALGO_REPRODUCIBLE = 1, /* every rank gets bitwise identical results */
+    CONVOY_ALGO_NONCOMMUTATIVE = 2 /* keeps rank order: valid for non-commutative ops */
+};
+
+typedef struct convoy__algo {
+    int coll;             /* enum convoy__coll */
+    const char *name;     /* as in CONVOY_<COLL>_ALGO=name and convoy-check --algo */
+    convoy__builder build;
+    int (*applicable)(const convoy__args *a); /* NULL: always */
+    double (*cost)(const convoy__args *a, const convoy__machine *m);
+    const char *params; /* parameter names it reads, space separated, or "" */
+    unsigned props;
+} convoy__algo;
+
+extern const convoy__algo convoy__algos[];
+extern const int convoy__nalgos;
+
+const char *convoy__coll_name(int coll);
+int convoy__coll_parse(const char *name);
+const convoy__algo *convoy__algo_find(int coll, const char *name);
+
+/* Machine parameters: CONVOY_ALPHA/CONVOY_BETA/CONVOY_GAMMA, else built-in defaults. */
+void convoy__machine_default(convoy__machine *m);
+
+/* Chooses the algorithm for these arguments. forced: a name (from the environment or a
+ * tool), or NULL. Returns NULL only if a forced name is unknown or not applicable. */
+const convoy__algo *convoy__select(const convoy__args *a, const convoy__machine *m,
+                                   const char *forced);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * The node segment: memory shared by the processes of a (virtual) node, with notification
+ * flags (GASPI-SHAN's shared notifications, papers/000 §3, papers/001 §3).
+ *
+ * Protocol: a writer stores data into the segment, then sets one of its flags with release
+ * order; a reader waits until the flag reaches the value with acquire order, then reads.
+ * Flag values only grow (the executor adds the operation's number in the high bits), so a
+ * stale flag from an earlier operation can never satisfy a later wait.
+ */
+#ifndef CONVOY_SHM_H
+#define CONVOY_SHM_H
+
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+typedef struct convoy__shm {
+    MPI_Win win;
+    int node_size, node_rank;
+    int nflags;        /* flags per process */
+    int64_t bytes;     /* data area bytes */
+    char *data;        /* data area, the same memory for every process of the node */
+    _Atomic uint64_t *flags; /* node_size * flag_stride words */
+    int flag_stride;   /* words between two processes' flags (a cache line apart) */
+} convoy__shm;
+
+/* Collective over node_comm. Every process passes the same bytes and nflags. */
+int convoy__shm_create(MPI_Comm node_comm, int64_t bytes, int nflags, convoy__shm **out);
+int convoy__shm_free(convoy__shm *seg); /* collective over the node communicator */
+
+void convoy__shm_notify(convoy__shm *seg, int flag, uint64_t value);
+int convoy__shm_reached(const convoy__shm *seg, int node_peer, int flag, uint64_t value);
+
+/* Waiting politely: spins briefly, then yields, then sleeps for growing intervals, so that
+ * 8 processes on 2 cores all progress (and, in a SimGrid build, the simulator runs).
+ * *iter counts the calls of one wait; start it at 0. */
+void convoy__backoff(unsigned *iter);
+
+/* Process-wide cap on node segments (CONVOY_MAX_SEGMENTS, default 16): take one, or give
+ * one back. Returns 1 if one was taken. */
+int convoy__shm_reserve(void);
+void convoy__shm_unreserve(void);
+
+#endif
