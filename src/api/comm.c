@@ -6,6 +6,7 @@
  * function-static variables: two communicators never share a decomposition.
  */
 #include "api/internal.h"
+#include "shm/shm.h"
 #include "topo/topo_mpi.h"
 
 #include <stdatomic.h>
@@ -54,6 +55,8 @@ static int state_free(convoy__cstate *cs)
         rc = convoy__shm_free(cs->shm);
         convoy__shm_unreserve();
     }
+    if (cs->setup_req != MPI_REQUEST_NULL) PMPI_Wait(&cs->setup_req, MPI_STATUS_IGNORE);
+    free(cs->setup_keys);
     if (cs->node_comm != MPI_COMM_NULL) PMPI_Comm_free(&cs->node_comm);
     if (cs->priv != MPI_COMM_NULL) PMPI_Comm_free(&cs->priv);
     cache_clear(cs);
@@ -117,13 +120,16 @@ static int64_t env_bytes(const char *name, int64_t def)
 
 /* The node segment, if every process of comm can have one (agreed collectively, so that
  * all take the same path: past the cap, the algorithms that need a segment are not
- * chosen). */
+ * chosen). Blocking, collective. */
 static int make_segment(convoy__cstate *cs)
 {
-    int node_size, rc;
+    int rc, node_size;
+    cs->segment_tried = 1;
+    if ((rc = convoy__node_comm_mpi(cs->priv, &cs->topo, &cs->node_comm))) return rc;
     if ((rc = PMPI_Comm_size(cs->node_comm, &node_size))) return rc;
     int64_t bytes = env_bytes("CONVOY_SEGMENT_BYTES", 1 << 20);
-    int want = cs->topo.max_ppn > 1 && bytes > 0, can = want && convoy__shm_reserve(), all;
+    int want = cs->topo.max_ppn > 1 && bytes > 0 && node_size == cs->topo.ppn;
+    int can = want && convoy__shm_reserve(), all;
     if ((rc = PMPI_Allreduce(&can, &all, 1, MPI_INT, MPI_MIN, cs->priv))) goto undo;
     if (!all) goto undo;
     /* A failed allocation on one node must not leave the others with a segment. */
@@ -138,30 +144,88 @@ undo:
     return rc;
 }
 
-static int state_new(MPI_Comm comm, convoy__cstate **out)
+static void link_state(convoy__cstate *cs)
 {
-    convoy__cstate *cs = calloc(1, sizeof *cs);
-    if (!cs) return MPI_ERR_NO_MEM;
-    cs->priv = cs->node_comm = MPI_COMM_NULL;
-    pthread_mutex_init(&cs->lock, NULL);
-    int rc = PMPI_Comm_dup(comm, &cs->priv);
-    if (rc) goto fail;
-    /* Errors inside Convoy come back as codes and reach the user on the user's comm. */
-    PMPI_Comm_set_errhandler(cs->priv, MPI_ERRORS_RETURN);
-    if ((rc = convoy__topo_mpi(cs->priv, &cs->topo, &cs->node_comm))) goto fail;
-    void *ub;
-    int flag;
-    if ((rc = PMPI_Comm_get_attr(cs->priv, MPI_TAG_UB, &ub, &flag))) goto fail;
-    cs->tag_ub = flag ? *(int *)ub : 32767;
-    if ((rc = make_segment(cs))) goto fail;
     pthread_mutex_lock(&states_lock);
     cs->next = states;
     if (states) states->prev = cs;
     states = cs;
     pthread_mutex_unlock(&states_lock);
+}
+
+static int set_tag_ub(convoy__cstate *cs)
+{
+    void *ub;
+    int flag;
+    int rc = PMPI_Comm_get_attr(cs->priv, MPI_TAG_UB, &ub, &flag);
+    cs->tag_ub = !rc && flag ? *(int *)ub : 32767;
+    /* Errors inside Convoy come back as codes and reach the user on the user's comm. */
+    if (!rc) rc = PMPI_Comm_set_errhandler(cs->priv, MPI_ERRORS_RETURN);
+    return rc;
+}
+
+/* Advances a nonblocking setup (MPI_Comm_idup, then an allgather of node keys) without
+ * blocking. There is one per communicator and no other collective on the private
+ * communicator before it completes, so ranks cannot post them in different orders. */
+int convoy__cstate_progress(convoy__cstate *cs)
+{
+    int rc = 0, done;
+    while (!cs->ready && !rc) {
+        if ((rc = PMPI_Test(&cs->setup_req, &done, MPI_STATUS_IGNORE)) || !done) break;
+        if (cs->setup_phase == 0) {
+            int64_t key[2];
+            cs->setup_phase = 1;
+            if ((rc = set_tag_ub(cs)) || (rc = convoy__topo_key(convoy__host_key(), key)))
+                break;
+            int size;
+            PMPI_Comm_size(cs->priv, &size);
+            cs->setup_keys = malloc((size_t)size * 2 * sizeof *cs->setup_keys);
+            if (!cs->setup_keys) {
+                rc = MPI_ERR_NO_MEM;
+                break;
+            }
+            cs->setup_key[0] = key[0];
+            cs->setup_key[1] = key[1];
+            rc = PMPI_Iallgather(cs->setup_key, 2, MPI_INT64_T, cs->setup_keys, 2, MPI_INT64_T,
+                                 cs->priv, &cs->setup_req);
+        } else {
+            int size, rank;
+            PMPI_Comm_size(cs->priv, &size);
+            PMPI_Comm_rank(cs->priv, &rank);
+            rc = convoy__topo_from_keys(&cs->topo, size, rank, cs->setup_keys);
+            free(cs->setup_keys);
+            cs->setup_keys = NULL;
+            cs->ready = rc == 0;
+        }
+    }
+    if (rc) cs->setup_err = rc;
+    return cs->setup_err;
+}
+
+static int state_new(MPI_Comm comm, int blocking, convoy__cstate **out)
+{
+    convoy__cstate *cs = calloc(1, sizeof *cs);
+    if (!cs) return MPI_ERR_NO_MEM;
+    cs->priv = cs->node_comm = MPI_COMM_NULL;
+    cs->setup_req = MPI_REQUEST_NULL;
+    pthread_mutex_init(&cs->lock, NULL);
+    int rc;
+    if (blocking) {
+        if ((rc = PMPI_Comm_dup(comm, &cs->priv)) || (rc = set_tag_ub(cs)) ||
+            (rc = convoy__topo_mpi(cs->priv, &cs->topo)) || (rc = make_segment(cs)))
+            goto fail;
+        cs->ready = 1;
+    } else if ((rc = PMPI_Comm_idup(comm, &cs->priv, &cs->setup_req))) {
+        goto fail;
+    }
+    link_state(cs);
     *out = cs;
     return 0;
 fail:
+    if (cs->shm) {
+        convoy__shm_free(cs->shm);
+        convoy__shm_unreserve();
+    }
     if (cs->node_comm != MPI_COMM_NULL) PMPI_Comm_free(&cs->node_comm);
     if (cs->priv != MPI_COMM_NULL) PMPI_Comm_free(&cs->priv);
     convoy__topo_free(&cs->topo);
@@ -170,9 +234,10 @@ fail:
     return rc;
 }
 
-int convoy__cstate_get(MPI_Comm comm, int create, convoy__cstate **out)
+int convoy__cstate_get(MPI_Comm comm, int blocking, convoy__cstate **out, int *fresh)
 {
     *out = NULL;
+    if (fresh) *fresh = 0;
     pthread_once(&once, make_keyvals);
     if (comm_keyval == MPI_KEYVAL_INVALID) return 0; /* after MPI_Finalize began */
     int inter, rc;
@@ -181,17 +246,23 @@ int convoy__cstate_get(MPI_Comm comm, int create, convoy__cstate **out)
     void *attr;
     int found;
     if ((rc = PMPI_Comm_get_attr(comm, comm_keyval, &attr, &found))) return rc;
-    if (found) {
-        *out = attr;
-        return 0;
+    convoy__cstate *cs = found ? attr : NULL;
+    if (!cs) {
+        if ((rc = state_new(comm, blocking, &cs))) return rc;
+        cs->user = comm;
+        if ((rc = PMPI_Comm_set_attr(comm, comm_keyval, cs))) {
+            state_free(cs);
+            return rc;
+        }
+        if (fresh) *fresh = !blocking;
     }
-    if (!create) return 0;
-    convoy__cstate *cs;
-    if ((rc = state_new(comm, &cs))) return rc;
-    cs->user = comm;
-    if ((rc = PMPI_Comm_set_attr(comm, comm_keyval, cs))) {
-        state_free(cs);
-        return rc;
+    if (blocking) {
+        /* A blocking call may finish a nonblocking setup and add the node segment; every
+         * rank does so at the same call, as calls on a communicator are ordered. */
+        unsigned iter = 0;
+        while (!cs->ready && !(rc = convoy__cstate_progress(cs))) convoy__backoff(&iter);
+        if (rc) return rc;
+        if (!cs->segment_tried && (rc = make_segment(cs))) return rc;
     }
     *out = cs;
     return 0;
@@ -200,7 +271,7 @@ int convoy__cstate_get(MPI_Comm comm, int create, convoy__cstate **out)
 int convoy__comm_topo(MPI_Comm comm, const convoy__topo **topo)
 {
     convoy__cstate *cs;
-    int rc = convoy__cstate_get(comm, 1, &cs);
+    int rc = convoy__cstate_get(comm, 1, &cs, NULL);
     if (!rc && !cs) rc = MPI_ERR_COMM;
     *topo = rc ? NULL : &cs->topo;
     return rc;

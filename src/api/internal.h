@@ -37,6 +37,12 @@ typedef struct convoy__cstate {
     convoy__topo topo;
     convoy__shm *shm; /* NULL: no segment (single process, or over the cap) */
     int tag_ub;
+    /* Setup: blocking at once, or nonblocking (idup, then allgather of node keys). */
+    int ready;          /* topology and private communicator usable */
+    int segment_tried;  /* node communicator and segment made (blocking calls only) */
+    int setup_phase, setup_err;
+    MPI_Request setup_req;
+    int64_t setup_key[2], *setup_keys;
     uint64_t epoch;   /* operations started on this communicator */
     uint64_t shm_seq; /* segment-using operations started */
     pthread_mutex_t lock;
@@ -45,10 +51,13 @@ typedef struct convoy__cstate {
     struct convoy__cstate *prev, *next; /* all states, freed at MPI_Finalize */
 } convoy__cstate;
 
-/* The state of comm, made (collectively, blocking) if create and there is none yet.
- * *cs = NULL if there is none and !create, or if comm cannot have one (an
- * intercommunicator). */
-int convoy__cstate_get(MPI_Comm comm, int create, convoy__cstate **cs);
+/* The state of comm, made if there is none yet: blocking (collective: dup, splits, the
+ * segment) or, for nonblocking calls, started without blocking (then *fresh is set and
+ * the call is served natively; later calls wait in their progress for the setup).
+ * *cs = NULL if comm cannot have one (an intercommunicator, or after MPI_Finalize began). */
+int convoy__cstate_get(MPI_Comm comm, int blocking, convoy__cstate **cs, int *fresh);
+/* Advances a nonblocking setup; cs->ready tells when it is done. */
+int convoy__cstate_progress(convoy__cstate *cs);
 
 /* A cached or fresh schedule for these arguments; release it with convoy__sched_release. */
 int convoy__sched_get(convoy__cstate *cs, const convoy__algo *al, const convoy__args *a,
@@ -63,8 +72,14 @@ struct convoy_request_s {
     const char *what; /* "Allreduce", for messages */
     MPI_Comm comm;    /* the user's */
     convoy__cstate *cs;
-    /* The native path. */
-    convoy__native_fn native;
+    /* Planning: the collective's own (args from the fields below, then convoy__plan);
+     * deferred while the communicator's nonblocking setup is under way. */
+    int coll; /* enum convoy__coll */
+    int (*plan)(struct convoy_request_s *r);
+    int deferred;
+    /* The native path: the collective's starter, and whether this request uses it. */
+    convoy__native_fn native_start;
+    int native;
     MPI_Request native_req;
     /* The Convoy path. */
     const convoy__algo *algo;
@@ -72,11 +87,12 @@ struct convoy_request_s {
     convoy__mpi_transport tr;
     convoy__exec x;
     int running; /* x is started and not yet finished */
-    uint64_t epoch;
+    uint64_t epoch, shm_seq;
     /* The call's arguments, kept for persistent restarts and the native path. */
     const void *sendbuf;
     void *recvbuf;
     int count;
+    int inplace;
     int *rcounts, *displs; /* Allgatherv: copies */
     MPI_Datatype stype, rtype; /* duplicates owned by persistent requests */
     int owns_types;
@@ -122,8 +138,16 @@ int convoy__agree_finish(convoy_request r);
 int convoy__op_is_predefined(MPI_Op op); /* 0, or 1 + its index */
 MPI_Comm convoy__self_comm(void);        /* a private MPI_COMM_SELF returning errors */
 
+/* CONVOY_<COLL>_ALGO: its value (or NULL); env receives the variable's name. */
+const char *convoy__forced_algo(int coll, char env[64]);
 /* Chooses the algorithm (or none: native) and gets the schedule; verbose output. */
 int convoy__plan(convoy_request r, convoy__args *a);
+/* The common tail of every entry point's setup: the state, then the Convoy path (planned
+ * now or deferred) or the native one. mode: CONVOY_BLOCKING, _NONBLOCKING, _PERSISTENT. */
+enum { CONVOY_BLOCKING, CONVOY_NONBLOCKING, CONVOY_PERSISTENT };
+int convoy__req_route(convoy_request r, int mode);
+/* Runs a request set up by an entry point: blocking start + wait, or hands it out. */
+int convoy__req_launch(convoy_request r, int mode, convoy_request *out);
 
 long convoy__builds_inc(void);
 

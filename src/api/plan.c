@@ -13,14 +13,20 @@
 
 static atomic_int warned_forced;
 
+const char *convoy__forced_algo(int coll, char env[64])
+{
+    const char *name = convoy__coll_name(coll);
+    int n = snprintf(env, 64, "CONVOY_");
+    for (; *name && n < 40; name++) env[n++] = (char)toupper((unsigned char)*name);
+    snprintf(env + n, 64 - (size_t)n, "_ALGO");
+    return getenv(env);
+}
+
 int convoy__plan(convoy_request r, convoy__args *a)
 {
     char env[64];
     const char *coll = convoy__coll_name(a->coll);
-    int n = snprintf(env, sizeof env, "CONVOY_");
-    for (const char *c = coll; *c && n < 40; c++) env[n++] = (char)toupper((unsigned char)*c);
-    snprintf(env + n, sizeof env - (size_t)n, "_ALGO");
-    const char *forced = getenv(env);
+    const char *forced = convoy__forced_algo(a->coll, env);
     if (forced && (!*forced || strcmp(forced, "auto") == 0)) forced = NULL;
 
     convoy__machine m;
@@ -47,6 +53,9 @@ int convoy__plan(convoy_request r, convoy__args *a)
         fprintf(stderr, "\n");
     }
     if (!al) return MPI_SUCCESS;
+    /* A deferred request has no segment: it may plan after a blocking call made one, and
+     * segment operations must be numbered in call order. */
+    a->shm_bytes = r->cs->shm && !r->deferred ? r->cs->shm->bytes : 0;
     convoy__params_from_env(al, a);
     return convoy__sched_get(r->cs, al, a, &r->entry);
 }

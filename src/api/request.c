@@ -26,12 +26,37 @@ static int start_schedule(convoy_request r)
     convoy__cstate *cs = r->cs;
     const convoy__schedule *s = &r->entry->sched;
     int uses_shm = s->nflags > 0 || s->shm_bytes > 0;
-    uint64_t seq = uses_shm ? cs->shm_seq++ : 0;
     convoy__mpi_transport_init(&r->tr, cs->priv, cs->tag_ub, r->stype, r->rtype, r->op,
-                               uses_shm ? cs->shm : NULL, seq);
+                               uses_shm ? cs->shm : NULL, r->shm_seq);
     int rc = convoy__exec_start(&r->x, s, &r->tr.t, &cs->topo, r->sendbuf, r->recvbuf, r->epoch);
     r->running = rc == 0;
     return rc;
+}
+
+static int forced_native(int coll)
+{
+    char env[64];
+    const char *v = convoy__forced_algo(coll, env);
+    return v && strcmp(v, "native") == 0;
+}
+
+int convoy__req_route(convoy_request r, int mode)
+{
+    int fresh, rc;
+    if ((rc = convoy__cstate_get(r->comm, mode != CONVOY_NONBLOCKING, &r->cs, &fresh)))
+        return rc;
+    /* A call that only started its communicator's setup, or that is forced to the MPI
+     * library, goes native; so does one no algorithm applies to. The decision depends on
+     * the arguments and the call's position alone, so all ranks take the same path. */
+    if (r->cs && !fresh && !forced_native(r->coll)) {
+        if (r->cs->ready) {
+            if ((rc = r->plan(r))) return rc;
+        } else {
+            r->deferred = 1;
+        }
+    }
+    r->native = !r->deferred && !r->entry;
+    return MPI_SUCCESS;
 }
 
 int convoy__req_start(convoy_request r)
@@ -39,12 +64,33 @@ int convoy__req_start(convoy_request r)
     r->active = 1;
     r->t_start = PMPI_Wtime();
     r->t_report = 0;
-    if (r->native) return r->native(r);
-    /* Epochs are taken in call order, the same on every rank: that is what keeps the
-     * messages of overlapping operations apart. */
-    r->epoch = r->cs->epoch++;
+    if (r->native) return r->native_start(r);
+    /* Epochs and segment sequence numbers are taken in call order, the same on every rank:
+     * that keeps overlapping operations apart. A deferred request plans later (no segment,
+     * so no sequence number) but takes its epoch now. */
+    convoy__cstate *cs = r->cs;
+    r->epoch = cs->epoch++;
+    if (r->deferred) return MPI_SUCCESS;
+    const convoy__schedule *s = &r->entry->sched;
+    r->shm_seq = s->nflags > 0 || s->shm_bytes > 0 ? cs->shm_seq++ : 0;
     /* With CONVOY_CHECK_ARGS the schedule starts once all ranks agreed. */
     return r->nagree > 0 ? convoy__agree_start(r) : start_schedule(r);
+}
+
+int convoy__req_launch(convoy_request r, int mode, convoy_request *out)
+{
+    if (mode == CONVOY_PERSISTENT) {
+        *out = r;
+        return MPI_SUCCESS;
+    }
+    int rc = convoy__req_start(r);
+    if (!rc && mode == CONVOY_BLOCKING) rc = convoy__req_wait(r);
+    if (rc || mode == CONVOY_BLOCKING) {
+        convoy__req_free(r);
+        return rc;
+    }
+    *out = r;
+    return MPI_SUCCESS;
 }
 
 int convoy__req_progress(convoy_request r, int *done)
@@ -57,16 +103,25 @@ int convoy__req_progress(convoy_request r, int *done)
     }
     if (r->native) {
         rc = PMPI_Test(&r->native_req, done, MPI_STATUS_IGNORE);
-    } else {
-        if (r->agree_req != MPI_REQUEST_NULL) {
-            int agreed;
-            if ((rc = PMPI_Test(&r->agree_req, &agreed, MPI_STATUS_IGNORE))) goto out;
-            if (!agreed) return 0;
-            if ((rc = convoy__agree_finish(r))) goto out;
-            if ((rc = start_schedule(r))) goto out;
-        }
-        rc = convoy__exec_progress(&r->x, done);
+        goto out;
     }
+    if (r->deferred && !r->running) {
+        if ((rc = convoy__cstate_progress(r->cs))) goto out;
+        if (!r->cs->ready) return 0;
+        if ((rc = r->plan(r))) goto out;
+        if (!r->entry) {
+            rc = MPI_ERR_INTERN; /* every collective has an algorithm that always applies */
+            goto out;
+        }
+        if ((rc = start_schedule(r))) goto out;
+    }
+    if (r->agree_req != MPI_REQUEST_NULL) {
+        int agreed;
+        if ((rc = PMPI_Test(&r->agree_req, &agreed, MPI_STATUS_IGNORE))) goto out;
+        if (!agreed) return 0;
+        if ((rc = convoy__agree_finish(r)) || (rc = start_schedule(r))) goto out;
+    }
+    rc = convoy__exec_progress(&r->x, done);
 out:
     if (rc) *done = 1; /* an error ends the operation: report it, do not hang */
     if (*done) {
@@ -90,6 +145,8 @@ static void watchdog(convoy_request r)
     char what[1024];
     if (r->native)
         snprintf(what, sizeof what, "waiting for the MPI library's collective");
+    else if (!r->running && r->deferred)
+        snprintf(what, sizeof what, "waiting for the communicator's setup");
     else if (r->agree_req != MPI_REQUEST_NULL)
         snprintf(what, sizeof what, "waiting for the CONVOY_CHECK_ARGS agreement");
     else

@@ -1,0 +1,747 @@
+/*
+ * One checker case: the layout's topology, the symbolic data of the collective, the
+ * builder's schedules for every rank, a static look at them, then runs of the world
+ * (lockstep for rounds, shuffled for completion orders) and the verdict on every rank's
+ * result.
+ */
+#include "check/check_int.h"
+#include "check/dist.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void convoy__check_case_init(convoy__check_case *c)
+{
+    memset(c, 0, sizeof *c);
+    c->coll = CONVOY_COLL_ALLGATHERV;
+    c->procs = 1;
+    c->ppn = 1;
+    c->layout = CONVOY_LAYOUT_REGULAR;
+    c->counts = "regular";
+    c->base = 4;
+    c->count = 1;
+    c->seed = 1;
+    c->commutative = 1;
+    c->modes = CONVOY_CHECK_LOCKSTEP | CONVOY_CHECK_SHUFFLE;
+    c->ops = 0; /* automatic: 2 when the schedules use the node segment, else 1 */
+    c->shm_bytes = 65536;
+}
+
+static uint64_t mix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* --- symbolic cells ------------------------------------------------------------------ */
+
+/* Allgatherv: 8 bytes = (operation, origin + 1, index within the origin's block). */
+static uint64_t ag_cell(int op, int origin, int64_t k)
+{
+    return ((((uint64_t)op << 24) | (uint64_t)(origin + 1)) << 32) | (uint64_t)(uint32_t)k;
+}
+
+static void ag_describe(uint64_t v, int P, char *buf, size_t len)
+{
+    uint64_t origin1 = (v >> 32) & 0xffffff;
+    if (v == 0xa5a5a5a5a5a5a5a5ULL)
+        snprintf(buf, len, "nothing (never written)");
+    else if (origin1 < 1 || origin1 > (uint64_t)P)
+        snprintf(buf, len, "garbage %#llx", (unsigned long long)v);
+    else
+        snprintf(buf, len, "element %llu of rank %llu's block%s", (unsigned long long)(v & 0xffffffffu),
+                 (unsigned long long)(origin1 - 1), (v >> 56) ? " of the second operation" : "");
+}
+
+/* Allreduce: word 0 = (operation + 1) << 40 | element index, then a bitset of the ranks
+ * whose contributions the cell holds. */
+typedef struct ar_ctx {
+    int P, W;          /* ranks, bitset words */
+    int64_t cb;        /* cell bytes */
+    int order;         /* check non-commutative order */
+    uint64_t *a, *b;   /* scratch cells (avoid unaligned access) */
+} ar_ctx;
+
+static uint64_t ar_elem(int op, int64_t e)
+{
+    return ((uint64_t)(op + 1) << 40) | (uint64_t)e;
+}
+
+static int ar_valid(uint64_t v)
+{
+    return (v >> 40) >= 1 && (v >> 40) <= 255;
+}
+
+/* Lowest and highest set bit, and whether the bits in between are all set. */
+static int bits_interval(const uint64_t *s, int W, int *lo, int *hi)
+{
+    *lo = -1;
+    *hi = -1;
+    int n = 0;
+    for (int k = 0; k < W; k++)
+        for (int b = 0; b < 64; b++)
+            if (s[k] >> b & 1) {
+                if (*lo < 0) *lo = k * 64 + b;
+                *hi = k * 64 + b;
+                n++;
+            }
+    return n > 0 && n == *hi - *lo + 1;
+}
+
+/* "0-3,7,9-12", cut short when long. */
+static void bits_describe(const uint64_t *s, int P, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < P && used + 24 < len;) {
+        if (!(s[i / 64] >> (i % 64) & 1)) {
+            i++;
+            continue;
+        }
+        int j = i;
+        while (j + 1 < P && (s[(j + 1) / 64] >> ((j + 1) % 64) & 1)) j++;
+        int n = j > i ? snprintf(buf + used, len - used, "%s%d-%d", used ? "," : "", i, j)
+                      : snprintf(buf + used, len - used, "%s%d", used ? "," : "", i);
+        if (n > 0) used += (size_t)n;
+        i = j + 1;
+    }
+    if (used + 24 >= len && used < len) snprintf(buf + used, len - used, ",...");
+    if (!used) snprintf(buf, len, "none");
+}
+
+static int ar_reduce(chk_world *w, chk_rank *r, const unsigned char *in, unsigned char *inout,
+                     int64_t count)
+{
+    ar_ctx *c = w->ctx;
+    const int W = c->W;
+    for (int64_t e = 0; e < count; e++) {
+        memcpy(c->a, in + e * c->cb, (size_t)c->cb);
+        memcpy(c->b, inout + e * c->cb, (size_t)c->cb);
+        char st[128], x[256], y[256];
+        if (!ar_valid(c->a[0]) || !ar_valid(c->b[0]) || c->a[0] != c->b[0]) {
+            chk_active_step(r, CONVOY_STEP_REDUCE, st, sizeof st);
+            if (!ar_valid(c->a[0]) || !ar_valid(c->b[0]))
+                return chk_fail(w, "rank %d, %s: reduce of element %lld reads data nobody wrote "
+                                   "(in its %s)",
+                                r->rank, st, (long long)e,
+                                !ar_valid(c->a[0]) ? "input" : "target");
+            return chk_fail(w, "rank %d, %s: reduce combines element %llu with element %llu",
+                            r->rank, st, (unsigned long long)(c->a[0] & 0xffffffffffULL),
+                            (unsigned long long)(c->b[0] & 0xffffffffffULL));
+        }
+        const uint64_t elem = c->a[0] & 0xffffffffffULL;
+        for (int k = 1; k <= W; k++) {
+            uint64_t both = c->a[k] & c->b[k];
+            if (!both) continue;
+            int q = (k - 1) * 64 + __builtin_ctzll(both);
+            chk_active_step(r, CONVOY_STEP_REDUCE, st, sizeof st);
+            bits_describe(c->a + 1, c->P, x, sizeof x);
+            bits_describe(c->b + 1, c->P, y, sizeof y);
+            return chk_fail(w, "rank %d, element %llu, %s: the contribution of rank %d is counted "
+                               "twice (reduce of ranks {%s} into ranks {%s})",
+                            r->rank, (unsigned long long)elem, st, q, x, y);
+        }
+        if (c->order) {
+            int alo, ahi, blo, bhi;
+            int ia = bits_interval(c->a + 1, W, &alo, &ahi);
+            int ib = bits_interval(c->b + 1, W, &blo, &bhi);
+            if (!ia || !ib || ahi + 1 != blo) {
+                chk_active_step(r, CONVOY_STEP_REDUCE, st, sizeof st);
+                bits_describe(c->a + 1, c->P, x, sizeof x);
+                bits_describe(c->b + 1, c->P, y, sizeof y);
+                return chk_fail(w, "rank %d, element %llu, %s: rank order broken for a "
+                                   "non-commutative operation: reduce(in = ranks {%s}, inout = "
+                                   "ranks {%s}) needs two rank intervals, in directly below inout",
+                                r->rank, (unsigned long long)elem, st, x, y);
+            }
+        }
+        for (int k = 1; k <= W; k++) c->b[k] |= c->a[k];
+        memcpy(inout + e * c->cb, c->b, (size_t)c->cb);
+    }
+    return 0;
+}
+
+/* --- topology ------------------------------------------------------------------------ */
+
+/* Every rank's view of one decomposition: a shallow copy of the full topology with the
+ * per-rank fields set as convoy__topo_from_ids would (compared with it for small P), so
+ * that large P does not pay P quadratic decompositions. */
+static int make_views(int P, const int64_t *ids, convoy__topo *full, convoy__topo *views,
+                      char *why, size_t len)
+{
+    int rc = convoy__topo_from_ids(full, P, 0, ids);
+    if (rc) {
+        snprintf(why, len, "convoy__topo_from_ids failed with %d", rc);
+        return rc;
+    }
+    for (int i = 0; i < P; i++) {
+        convoy__topo *v = &views[i];
+        *v = *full;
+        v->rank = i;
+        v->node = full->node_of[i];
+        v->node_rank = full->node_rank_of[i];
+        v->ppn = full->node_size[v->node];
+        v->lane_size = 0;
+        for (int n = 0; n < full->nnodes; n++)
+            if (full->node_size[n] > v->node_rank) v->lane_size++;
+        v->lane_rank = convoy__topo_lane_rank_of(full, i);
+    }
+    if (P > 64) return 0;
+    for (int i = 0; i < P; i++) {
+        convoy__topo t;
+        if ((rc = convoy__topo_from_ids(&t, P, i, ids))) {
+            snprintf(why, len, "convoy__topo_from_ids(rank %d) failed with %d", i, rc);
+            return rc;
+        }
+        const convoy__topo *v = &views[i];
+        int same = t.size == v->size && t.rank == v->rank && t.nnodes == v->nnodes &&
+                   t.flags == v->flags && t.max_ppn == v->max_ppn && t.node == v->node &&
+                   t.node_rank == v->node_rank && t.ppn == v->ppn &&
+                   t.lane_size == v->lane_size && t.lane_rank == v->lane_rank &&
+                   !memcmp(t.node_of, v->node_of, (size_t)P * sizeof *t.node_of) &&
+                   !memcmp(t.node_rank_of, v->node_rank_of, (size_t)P * sizeof *t.node_rank_of) &&
+                   !memcmp(t.members, v->members, (size_t)P * sizeof *t.members);
+        convoy__topo_free(&t);
+        if (!same) {
+            snprintf(why, len, "convoy__topo_from_ids gives rank %d a view that differs from "
+                               "rank 0's decomposition", i);
+            return CONVOY_ERR_INTERN;
+        }
+    }
+    return 0;
+}
+
+/* --- static checks of a schedule ----------------------------------------------------- */
+
+typedef struct vctx {
+    const convoy__topo *t;
+    int inplace;
+    int64_t sbytes, rbytes, shm_bytes;
+    const int64_t *tsb; /* bytes per element of each type slot */
+} vctx;
+
+static const char *buf_name(int b)
+{
+    static const char *const n[CONVOY_NBUF] = {"send buffer", "receive buffer",
+                                               "scratch memory", "node segment"};
+    return b >= 0 && b < CONVOY_NBUF ? n[b] : "?";
+}
+
+static int check_region(const vctx *v, const convoy__schedule *s, const convoy__region *g,
+                        char *why, size_t len)
+{
+    if (g->buf >= CONVOY_NBUF || g->tslot >= CONVOY_NTSLOT || g->count < 0) {
+        snprintf(why, len, "bad region (buffer %d, type slot %d, count %lld)", g->buf, g->tslot,
+                 (long long)g->count);
+        return 1;
+    }
+    if (g->count == 0) return 0;
+    int64_t bytes = g->count * v->tsb[g->tslot];
+    int64_t size = g->buf == CONVOY_BUF_SEND   ? v->sbytes
+                   : g->buf == CONVOY_BUF_RECV ? v->rbytes
+                   : g->buf == CONVOY_BUF_TMP  ? s->tmp_bytes
+                                               : v->shm_bytes;
+    if (g->buf == CONVOY_BUF_SEND && v->inplace) {
+        snprintf(why, len, "uses the send buffer although it is MPI_IN_PLACE");
+        return 1;
+    }
+    if (g->off < 0 || g->off > size || bytes > size - g->off) {
+        snprintf(why, len, "region [%lld, %lld) outside the %s of %lld bytes", (long long)g->off,
+                 (long long)(g->off + bytes), buf_name(g->buf), (long long)size);
+        return 1;
+    }
+    return 0;
+}
+
+static int comm_size(const convoy__topo *t, int comm)
+{
+    return comm == CONVOY_COMM_NODE ? t->ppn : comm == CONVOY_COMM_LANE ? t->lane_size : t->size;
+}
+
+/* Checks what can be known without running: kinds, peers, tags, flags, regions in
+ * bounds. comm: the communicator this schedule's ALL means. */
+static int validate(const vctx *v, const convoy__schedule *s, int comm, const char *where,
+                    char *why, size_t len)
+{
+    char w2[256];
+    for (int i = 0; i < s->nsteps; i++) {
+        const convoy__step *st = &s->steps[i];
+        char r[512] = "";
+        const int pc = st->comm == CONVOY_COMM_ALL ? comm : st->comm;
+        for (int k = 0; k < st->ndeps && !r[0]; k++) {
+            int d = st->dep_first + k < s->ndeps ? s->deps[st->dep_first + k] : -1;
+            if (d < 0 || d >= i) snprintf(r, sizeof r, "dependency on step %d", d);
+        }
+        if (r[0]) {
+        } else if (st->kind >= CONVOY_NSTEP_KINDS) {
+            snprintf(r, sizeof r, "unknown kind %d", st->kind);
+        } else if (st->kind == CONVOY_STEP_SEND || st->kind == CONVOY_STEP_RECV) {
+            const convoy__region *g = st->kind == CONVOY_STEP_SEND ? &st->src : &st->dst;
+            if (st->comm > CONVOY_COMM_LANE)
+                snprintf(r, sizeof r, "unknown communicator %d", st->comm);
+            else if (st->peer < 0 || st->peer >= comm_size(v->t, pc))
+                snprintf(r, sizeof r, "peer %d outside the communicator of %d", st->peer,
+                         comm_size(v->t, pc));
+            else if (st->tag < 0 || st->tag >= CONVOY_STEP_TAGS)
+                snprintf(r, sizeof r, "tag %d outside 0..%d", st->tag, CONVOY_STEP_TAGS - 1);
+            else
+                check_region(v, s, g, r, sizeof r);
+        } else if (st->kind == CONVOY_STEP_REDUCE || st->kind == CONVOY_STEP_COPY) {
+            if (!check_region(v, s, &st->src, r, sizeof r) &&
+                !check_region(v, s, &st->dst, r, sizeof r)) {
+                int64_t sb = st->src.count * v->tsb[st->src.tslot];
+                int64_t db = st->dst.count * v->tsb[st->dst.tslot];
+                if (sb != db)
+                    snprintf(r, sizeof r, "source of %lld bytes, target of %lld bytes",
+                             (long long)sb, (long long)db);
+            }
+        } else if (st->kind == CONVOY_STEP_NOTIFY || st->kind == CONVOY_STEP_WAIT) {
+            if (st->flag < 0 || st->flag >= s->nflags)
+                snprintf(r, sizeof r, "flag %d outside the schedule's %d flags", st->flag,
+                         s->nflags);
+            else if (st->value == 0)
+                snprintf(r, sizeof r, "notification value 0 (values start at 1)");
+            else if (st->kind == CONVOY_STEP_WAIT && (st->peer < 0 || st->peer >= v->t->ppn))
+                snprintf(r, sizeof r, "node rank %d outside the node of %d", st->peer, v->t->ppn);
+        } else if (st->kind == CONVOY_STEP_NESTED) {
+            if (st->child < 0 || st->child >= s->nchildren || !s->children[st->child])
+                snprintf(r, sizeof r, "child %d of %d", st->child, s->nchildren);
+            else if (st->comm != CONVOY_COMM_NODE && st->comm != CONVOY_COMM_LANE)
+                snprintf(r, sizeof r, "nested schedule on communicator %d", st->comm);
+            else {
+                snprintf(w2, sizeof w2, "%snested schedule of step %d, ", where, i);
+                if (validate(v, s->children[st->child], st->comm, w2, why, len)) return 1;
+            }
+        }
+        if (r[0]) {
+            snprintf(why, len, "%sstep %d (%s): %s", where, i, convoy__step_kind_name(st->kind),
+                     r);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* --- one case ------------------------------------------------------------------------ */
+
+typedef struct casedata {
+    int P, coll, inplace;
+    int64_t cb;                /* cell bytes */
+    int64_t *rcounts, *displs; /* allgatherv */
+    int64_t rcells;            /* allgatherv: receive buffer cells */
+    int64_t n;                 /* allreduce elements */
+    ar_ctx ar;
+} casedata;
+
+static int fill_buffers(const casedata *d, int op, int rank, unsigned char *sb, unsigned char *rb)
+{
+    if (d->coll == CONVOY_COLL_ALLGATHERV) {
+        memset(rb, CHK_POISON, (size_t)(d->rcells * d->cb));
+        for (int64_t k = 0; k < d->rcounts[rank]; k++) {
+            uint64_t v = ag_cell(op, rank, k);
+            if (d->inplace)
+                memcpy(rb + (d->displs[rank] + k) * d->cb, &v, sizeof v);
+            else
+                memcpy(sb + k * d->cb, &v, sizeof v);
+        }
+        return 0;
+    }
+    memset(rb, CHK_POISON, (size_t)(d->n * d->cb));
+    uint64_t *cell = d->ar.a;
+    for (int64_t e = 0; e < d->n; e++) {
+        memset(cell, 0, (size_t)d->cb);
+        cell[0] = ar_elem(op, e);
+        cell[1 + rank / 64] = 1ULL << (rank % 64);
+        memcpy((d->inplace ? rb : sb) + e * d->cb, cell, (size_t)d->cb);
+    }
+    return 0;
+}
+
+static int verify(const casedata *d, int op, int rank, const unsigned char *rb, char *why,
+                  size_t len)
+{
+    if (d->coll == CONVOY_COLL_ALLGATHERV) {
+        /* Which block and index each receive cell belongs to. */
+        for (int i = 0; i < d->P; i++) {
+            for (int64_t k = 0; k < d->rcounts[i]; k++) {
+                uint64_t got, want = ag_cell(op, i, k);
+                int64_t x = d->displs[i] + k;
+                memcpy(&got, rb + x * d->cb, sizeof got);
+                if (got == want) continue;
+                char g[128];
+                ag_describe(got, d->P, g, sizeof g);
+                snprintf(why, len, "rank %d: receive element %lld (element %lld of rank %d's "
+                                   "block) holds %s",
+                         rank, (long long)x, (long long)k, i, g);
+                return 1;
+            }
+        }
+        /* Outside the blocks nothing may change. */
+        unsigned char *inside = calloc((size_t)d->rcells + 1, 1);
+        if (!inside) {
+            snprintf(why, len, "checker out of memory");
+            return 1;
+        }
+        for (int i = 0; i < d->P; i++)
+            memset(inside + d->displs[i], 1, (size_t)d->rcounts[i]);
+        int bad = 0;
+        for (int64_t x = 0; x < d->rcells && !bad; x++) {
+            if (inside[x]) continue;
+            for (int64_t b = 0; b < d->cb; b++)
+                if (rb[x * d->cb + b] != CHK_POISON) bad = 1;
+            if (bad) {
+                uint64_t got;
+                char g[128];
+                memcpy(&got, rb + x * d->cb, sizeof got);
+                ag_describe(got, d->P, g, sizeof g);
+                snprintf(why, len, "rank %d: receive element %lld lies outside every block (a "
+                                   "gap between displacements) but was overwritten with %s",
+                         rank, (long long)x, g);
+            }
+        }
+        free(inside);
+        return bad;
+    }
+    uint64_t *cell = d->ar.b;
+    const int W = d->ar.W;
+    for (int64_t e = 0; e < d->n; e++) {
+        memcpy(cell, rb + e * d->cb, (size_t)d->cb);
+        if (cell[0] != ar_elem(op, e)) {
+            if (!ar_valid(cell[0]))
+                snprintf(why, len, "rank %d: element %lld of the result was never written", rank,
+                         (long long)e);
+            else
+                snprintf(why, len, "rank %d: element %lld of the result holds element %llu",
+                         rank, (long long)e, (unsigned long long)(cell[0] & 0xffffffffffULL));
+            return 1;
+        }
+        int full = 1;
+        for (int q = 0; q < d->P; q++)
+            if (!(cell[1 + q / 64] >> (q % 64) & 1)) full = 0;
+        for (int q = d->P; q < W * 64; q++)
+            if (cell[1 + q / 64] >> (q % 64) & 1) full = 0;
+        if (!full) {
+            char have[256];
+            bits_describe(cell + 1, d->P, have, sizeof have);
+            snprintf(why, len, "rank %d: element %lld of the result holds the contributions of "
+                               "ranks {%s} instead of all %d",
+                     rank, (long long)e, have, d->P);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void collect_stats(const chk_world *w, int ops, convoy__check_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    const convoy__topo *t = w->topo;
+    st->rounds = w->rounds;
+    st->nnodes = w->nnodes;
+    st->round_node_in_max = w->round_in_max;
+    st->round_node_out_max = w->round_out_max;
+    int64_t *node_out = calloc((size_t)w->nnodes, sizeof *node_out);
+    int64_t *node_in = calloc((size_t)w->nnodes, sizeof *node_in);
+    int64_t *lane = calloc((size_t)t->max_ppn, sizeof *lane);
+    st->rank_inter_min = INT64_MAX;
+    for (int i = 0; i < w->P; i++) {
+        const chk_rank *r = &w->r[i];
+        st->msgs += r->msgs_sent / ops;
+        st->bytes += r->bytes_sent / ops;
+        if (r->msgs_sent / ops > st->rank_msgs_max) st->rank_msgs_max = r->msgs_sent / ops;
+        if (r->bytes_sent / ops > st->rank_bytes_max) st->rank_bytes_max = r->bytes_sent / ops;
+        int64_t inter = (r->inter_sent + r->inter_recv) / ops;
+        if (inter > st->rank_inter_max) st->rank_inter_max = inter;
+        if (inter < st->rank_inter_min) st->rank_inter_min = inter;
+        if (node_out && node_in) {
+            node_out[r->node] += r->inter_sent / ops;
+            node_in[r->node] += r->inter_recv / ops;
+        }
+        if (lane) lane[r->nrank] += r->inter_sent / ops;
+    }
+    for (int n = 0; node_out && node_in && n < w->nnodes; n++) {
+        if (node_out[n] > st->node_out_max) st->node_out_max = node_out[n];
+        if (node_in[n] > st->node_in_max) st->node_in_max = node_in[n];
+    }
+    st->lane_min = INT64_MAX;
+    for (int j = 0; lane && j < t->max_ppn; j++) {
+        if (lane[j] > st->lane_max) st->lane_max = lane[j];
+        if (lane[j] < st->lane_min) st->lane_min = lane[j];
+    }
+    if (st->lane_min == INT64_MAX) st->lane_min = 0;
+    if (st->rank_inter_min == INT64_MAX) st->rank_inter_min = 0;
+    free(node_out);
+    free(node_in);
+    free(lane);
+}
+
+/* One run of the world in one mode: fresh buffers, run, verify every operation's result. */
+static int run_mode(const convoy__check_case *c, const casedata *d, const convoy__topo *full,
+                    const convoy__topo *views, convoy__schedule *const *scheds, int mode,
+                    int ops, convoy__check_result *res, int want_stats)
+{
+    const int P = d->P;
+    chk_world w;
+    memset(&w, 0, sizeof w);
+    int rc = 0;
+    const size_t nb = (size_t)ops * (size_t)P;
+    w.P = P;
+    w.nnodes = full->nnodes;
+    w.ops = ops;
+    w.mode = mode;
+    w.inplace = d->inplace;
+    w.topo = full;
+    w.sched = (const convoy__schedule *const *)scheds;
+    w.epoch0 = (c->seed * 5) & 0xffff;
+    w.tslot_bytes[CONVOY_T_SEND] = w.tslot_bytes[CONVOY_T_RECV] = d->cb;
+    w.tslot_bytes[CONVOY_T_BYTE] = 1;
+    w.reduce = d->coll == CONVOY_COLL_ALLREDUCE ? ar_reduce : NULL;
+    w.ctx = (void *)&d->ar;
+    w.r = calloc((size_t)P, sizeof *w.r);
+    w.sbuf = calloc(nb, sizeof *w.sbuf);
+    w.rbuf = calloc(nb, sizeof *w.rbuf);
+    w.sbytes = calloc(nb, sizeof *w.sbytes);
+    w.rbytes = calloc(nb, sizeof *w.rbytes);
+    if (!w.r || !w.sbuf || !w.rbuf || !w.sbytes || !w.rbytes) {
+        rc = CONVOY_ERR_NO_MEM;
+        goto cleanup;
+    }
+    for (int op = 0; op < ops; op++) {
+        for (int i = 0; i < P; i++) {
+            size_t k = (size_t)op * P + i;
+            int64_t scells = d->coll == CONVOY_COLL_ALLGATHERV ? d->rcounts[i] : d->n;
+            int64_t rcells = d->coll == CONVOY_COLL_ALLGATHERV ? d->rcells : d->n;
+            w.sbytes[k] = scells * d->cb;
+            w.rbytes[k] = rcells * d->cb;
+            /* One byte more than needed: malloc(0) may give NULL, and NULL means "no
+             * buffer" to the bounds checks. */
+            w.sbuf[k] = malloc((size_t)w.sbytes[k] + 1);
+            w.rbuf[k] = malloc((size_t)w.rbytes[k] + 1);
+            if (!w.sbuf[k] || !w.rbuf[k]) {
+                rc = CONVOY_ERR_NO_MEM;
+                goto cleanup;
+            }
+            fill_buffers(d, op, i, w.sbuf[k], w.rbuf[k]);
+        }
+    }
+    for (int i = 0; i < P; i++) w.r[i].topo = views[i];
+    if ((rc = chk_world_init(&w, c->seed))) goto cleanup;
+    chk_world_run(&w);
+    for (int op = 0; op < ops && !w.failed; op++) {
+        for (int i = 0; i < P && !w.failed; i++) {
+            char why[1024];
+            if (verify(d, op, i, w.rbuf[(size_t)op * P + i], why, sizeof why))
+                chk_fail(&w, "%s%s", ops > 1 ? (op ? "second operation: " : "first operation: ") : "", why);
+        }
+    }
+    if (w.failed) {
+        res->status = CONVOY_CHECK_FAIL;
+        snprintf(res->reason, sizeof res->reason, "%s: %s",
+                 mode == CONVOY_CHECK_LOCKSTEP ? "lockstep" : "shuffled", w.reason);
+    }
+    if (want_stats) collect_stats(&w, ops, &res->st);
+cleanup:
+    chk_world_free(&w);
+    for (size_t k = 0; w.sbuf && k < nb; k++) free(w.sbuf[k]);
+    for (size_t k = 0; w.rbuf && k < nb; k++) free(w.rbuf[k]);
+    free(w.sbuf);
+    free(w.rbuf);
+    free(w.sbytes);
+    free(w.rbytes);
+    free(w.r);
+    return rc;
+}
+
+static void make_displs(casedata *d, uint64_t seed)
+{
+    uint64_t s = seed ^ 0x5eed0d15b1ac5ULL;
+    int *perm = malloc((size_t)d->P * sizeof *perm);
+    for (int i = 0; i < d->P; i++) perm[i] = i;
+    /* Odd seeds place the blocks in a shuffled order (non-monotone displacements); all
+     * seeds leave gaps of 0..2 elements that must stay untouched. */
+    if (perm && (seed & 1))
+        for (int i = d->P - 1; i > 0; i--) {
+            int j = (int)(mix(&s) % (uint64_t)(i + 1)), t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+        }
+    int64_t pos = (int64_t)(mix(&s) % 2);
+    for (int k = 0; k < d->P; k++) {
+        int i = perm ? perm[k] : k;
+        d->displs[i] = pos;
+        pos += d->rcounts[i] + (int64_t)(mix(&s) % 3);
+    }
+    d->rcells = pos + 1 + (int64_t)(mix(&s) % 2);
+    free(perm);
+}
+
+int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->status = CONVOY_CHECK_PASS;
+    const int P = c->procs;
+    if (P < 1 || !c->algo || !c->algo->build || c->ppn < 1 ||
+        (c->coll != CONVOY_COLL_ALLGATHERV && c->coll != CONVOY_COLL_ALLREDUCE) ||
+        (c->coll == CONVOY_COLL_ALLREDUCE && c->count < 0))
+        return CONVOY_ERR_ARG;
+    int rc = 0;
+    casedata d;
+    memset(&d, 0, sizeof d);
+    d.P = P;
+    d.coll = c->coll;
+    d.inplace = c->inplace;
+    convoy__topo full;
+    memset(&full, 0, sizeof full);
+    int64_t *ids = malloc((size_t)P * sizeof *ids);
+    convoy__topo *views = calloc((size_t)P, sizeof *views);
+    convoy__args *args = calloc((size_t)P, sizeof *args);
+    convoy__schedule **scheds = calloc((size_t)P, sizeof *scheds);
+    if (!ids || !views || !args || !scheds) {
+        rc = CONVOY_ERR_NO_MEM;
+        goto cleanup;
+    }
+    if (c->ids)
+        memcpy(ids, c->ids, (size_t)P * sizeof *ids);
+    else if ((rc = convoy__layout_ids(c->layout, P, c->ppn, c->seed, ids)))
+        goto cleanup;
+    if (make_views(P, ids, &full, views, res->reason, sizeof res->reason)) {
+        res->status = CONVOY_CHECK_FAIL;
+        goto cleanup;
+    }
+
+    if (c->coll == CONVOY_COLL_ALLGATHERV) {
+        d.cb = 8;
+        d.rcounts = malloc((size_t)P * sizeof *d.rcounts);
+        d.displs = malloc((size_t)P * sizeof *d.displs);
+        if (!d.rcounts || !d.displs) {
+            rc = CONVOY_ERR_NO_MEM;
+            goto cleanup;
+        }
+        if ((rc = convoy__dist_counts(c->counts, P, c->base, c->seed, d.rcounts))) goto cleanup;
+        make_displs(&d, c->seed);
+    } else {
+        d.n = c->count;
+        d.ar.P = P;
+        d.ar.W = (P + 63) / 64;
+        d.ar.cb = 8 * (int64_t)(d.ar.W + 1);
+        d.ar.order = !c->commutative;
+        d.cb = d.ar.cb;
+    }
+    /* Scratch cells for fill/verify/reduce; also gives allgatherv something to point at. */
+    d.ar.a = calloc((size_t)(d.cb / 8 + 1), sizeof *d.ar.a);
+    d.ar.b = calloc((size_t)(d.cb / 8 + 1), sizeof *d.ar.b);
+    if (!d.ar.a || !d.ar.b) {
+        rc = CONVOY_ERR_NO_MEM;
+        goto cleanup;
+    }
+
+    const convoy__dtype cell = {d.cb, d.cb, 0, d.cb};
+    int napp = 0;
+    for (int i = 0; i < P; i++) {
+        convoy__args *a = &args[i];
+        a->coll = c->coll;
+        a->topo = &views[i];
+        a->count = c->coll == CONVOY_COLL_ALLGATHERV ? d.rcounts[i] : d.n;
+        a->rcounts = d.rcounts;
+        a->displs = d.displs;
+        a->stype = a->rtype = cell;
+        a->inplace = c->inplace;
+        a->commutative = c->coll == CONVOY_COLL_ALLREDUCE ? c->commutative : 1;
+        a->shm_bytes = c->shm_bytes;
+        a->nparams = c->nparams;
+        memcpy(a->params, c->params, sizeof a->params);
+        int app = c->coll != CONVOY_COLL_ALLREDUCE || c->commutative ||
+                  (c->algo->props & CONVOY_ALGO_NONCOMMUTATIVE);
+        if (app && c->algo->applicable) app = c->algo->applicable(a) != 0;
+        napp += app;
+    }
+    if (napp == 0) {
+        res->status = CONVOY_CHECK_SKIP;
+        snprintf(res->reason, sizeof res->reason, "not applicable");
+        goto cleanup;
+    }
+    if (napp != P) {
+        res->status = CONVOY_CHECK_FAIL;
+        snprintf(res->reason, sizeof res->reason,
+                 "the applicability predicate answers differently on different ranks (%d of %d "
+                 "say yes)",
+                 napp, P);
+        goto cleanup;
+    }
+
+    int uses_shm = 0;
+    for (int i = 0; i < P; i++) {
+        scheds[i] = malloc(sizeof *scheds[i]);
+        if (!scheds[i]) {
+            rc = CONVOY_ERR_NO_MEM;
+            goto cleanup;
+        }
+        convoy__sched_init(scheds[i]);
+        int brc = c->algo->build(&args[i], scheds[i]);
+        if (brc || scheds[i]->err) {
+            res->status = CONVOY_CHECK_FAIL;
+            snprintf(res->reason, sizeof res->reason, "the builder failed on rank %d with %d", i,
+                     brc ? brc : scheds[i]->err);
+            goto cleanup;
+        }
+        if (c->mutate) {
+            int m = c->mutate(c->mutate_ctx, &args[i], scheds[i]);
+            if (m < 0) {
+                rc = m;
+                goto cleanup;
+            }
+            res->mutated += m > 0;
+        }
+        if (scheds[i]->nflags > 0 || scheds[i]->shm_bytes > 0) uses_shm = 1;
+    }
+    /* Static checks need each rank's buffer sizes and its node's segment. */
+    for (int i = 0; i < P; i++) {
+        const convoy__topo *t = &views[i];
+        int64_t seg = 0;
+        for (int q = 0; q < t->ppn; q++) {
+            int64_t b = scheds[convoy__topo_rank_at(t, t->node, q)]->shm_bytes;
+            if (b > seg) seg = b;
+        }
+        const int64_t tsb[CONVOY_NTSLOT] = {d.cb, d.cb, 1};
+        vctx v = {t, c->inplace,
+                  c->coll == CONVOY_COLL_ALLGATHERV ? d.rcounts[i] * d.cb : d.n * d.cb,
+                  c->coll == CONVOY_COLL_ALLGATHERV ? d.rcells * d.cb : d.n * d.cb, seg, tsb};
+        char where[32], why[1024];
+        snprintf(where, sizeof where, "rank %d: ", i);
+        if (validate(&v, scheds[i], CONVOY_COMM_ALL, where, why, sizeof why)) {
+            res->status = CONVOY_CHECK_FAIL;
+            snprintf(res->reason, sizeof res->reason, "invalid schedule: %s", why);
+            goto cleanup;
+        }
+    }
+
+    const int ops = c->ops > 0 ? c->ops : (uses_shm ? 2 : 1);
+    const int modes = c->modes ? c->modes : CONVOY_CHECK_LOCKSTEP | CONVOY_CHECK_SHUFFLE;
+    if (modes & CONVOY_CHECK_LOCKSTEP) {
+        rc = run_mode(c, &d, &full, views, scheds, CONVOY_CHECK_LOCKSTEP, 1, res, 1);
+        if (rc || res->status != CONVOY_CHECK_PASS) goto cleanup;
+    }
+    if (modes & CONVOY_CHECK_SHUFFLE)
+        rc = run_mode(c, &d, &full, views, scheds, CONVOY_CHECK_SHUFFLE, ops, res,
+                      !(modes & CONVOY_CHECK_LOCKSTEP));
+
+cleanup:
+    for (int i = 0; scheds && i < P; i++) {
+        if (!scheds[i]) continue;
+        convoy__sched_free(scheds[i]);
+        free(scheds[i]);
+    }
+    free(scheds);
+    free(args);
+    free(views);
+    convoy__topo_free(&full);
+    free(ids);
+    free(d.rcounts);
+    free(d.displs);
+    free(d.ar.a);
+    free(d.ar.b);
+    return rc;
+}

@@ -1,0 +1,122 @@
+/*
+ * The symbolic checker: runs a builder's schedules for all P ranks of a layout in one
+ * process, through the real executor (src/sched/exec.c) and a symbolic transport, and
+ * proves the result.
+ *
+ * The transport has zero buffering (a send completes only when a receive matches it),
+ * matches by (source, destination, tag) in posting order and moves the data at the match.
+ * A seeded scheduler picks at random among the matchable pairs and the ranks that have
+ * something to do, so every seed is another completion order. A lockstep mode lets every
+ * rank complete at most one send and one receive per round, which measures rounds.
+ *
+ * Data is symbolic: an allgatherv element ("cell") names its origin rank and index, an
+ * allreduce cell is the set of ranks whose contributions it holds (plus its element
+ * index); reductions fail on any contribution counted twice and, for algorithms that
+ * claim to keep rank order, on combining anything but adjacent rank intervals in order.
+ * Accesses to the node segment are checked for happens-before through notifications.
+ *
+ * No MPI anywhere: this library links only the pure core.
+ */
+#ifndef CONVOY_CHECK_H
+#define CONVOY_CHECK_H
+
+#include <stdint.h>
+
+#include "coll/coll.h"
+#include "select/select.h"
+
+enum {
+    CONVOY_CHECK_LOCKSTEP = 1, /* rounds: each rank at most one send + one receive per round */
+    CONVOY_CHECK_SHUFFLE = 2   /* random completion order from the seed */
+};
+
+/* Called once per rank, in rank order, after the builder; may edit the schedule (the
+ * mutation suite). Returns 1 if it changed this rank's schedule, 0 if not, < 0 on error. */
+typedef int (*convoy__check_mutator)(void *ctx, const convoy__args *a, convoy__schedule *s);
+
+typedef struct convoy__check_case {
+    int coll;             /* enum convoy__coll */
+    const convoy__algo *algo; /* builder, applicability, properties, name */
+    int procs, ppn, layout;   /* layout: CONVOY_LAYOUT_* (ignored when ids is set) */
+    const int64_t *ids;       /* explicit node id per rank, or NULL */
+    const char *counts;       /* allgatherv: distribution name (check/dist.h) */
+    int64_t base;             /* allgatherv: base count c of the distribution */
+    int64_t count;            /* allreduce: elements */
+    uint64_t seed;            /* layout, counts, displacements and completion order */
+    int inplace;              /* MPI_IN_PLACE */
+    int commutative;          /* allreduce: the operation commutes (else rank order checked) */
+    int modes;                /* CONVOY_CHECK_LOCKSTEP | CONVOY_CHECK_SHUFFLE */
+    int ops;                  /* operations in a row in shuffle mode (segment reuse), >= 1 */
+    int64_t shm_bytes;        /* node segment offered to the builder (args.shm_bytes) */
+    int nparams;
+    convoy__param params[CONVOY_MAX_PARAMS];
+    convoy__check_mutator mutate;
+    void *mutate_ctx;
+} convoy__check_case;
+
+/* Traffic of one operation, measured in lockstep mode (or in shuffle mode without it). */
+typedef struct convoy__check_stats {
+    int64_t rounds;                    /* lockstep rounds (0 without lockstep) */
+    int64_t msgs, bytes;               /* all messages of all ranks */
+    int64_t rank_msgs_max;             /* most messages one rank sends */
+    int64_t rank_bytes_max;            /* most bytes one rank sends */
+    int64_t rank_inter_max, rank_inter_min; /* inter-node bytes sent + received by a rank */
+    int64_t node_out_max, node_in_max; /* inter-node bytes a node sends / receives */
+    int64_t lane_max, lane_min;        /* inter-node bytes sent by the ranks of node rank j */
+    int64_t round_node_out_max;        /* lockstep: most inter-node messages a node sends */
+    int64_t round_node_in_max;         /*   or receives in one round */
+    int nnodes;
+} convoy__check_stats;
+
+enum { CONVOY_CHECK_PASS, CONVOY_CHECK_FAIL, CONVOY_CHECK_SKIP };
+
+typedef struct convoy__check_result {
+    int status;        /* CONVOY_CHECK_PASS, _FAIL, or _SKIP (algorithm not applicable) */
+    int mutated;       /* ranks whose schedule the mutator changed */
+    char reason[4096]; /* why it failed (or was skipped) */
+    convoy__check_stats st;
+} convoy__check_result;
+
+/* Fills a case with defaults: both modes, one operation (two for schedules that use the
+ * node segment, to prove its reuse), 64 KiB segment, seed 1. */
+void convoy__check_case_init(convoy__check_case *c);
+
+/* Runs one case. Returns 0 (the verdict is in r->status) or an error code when the
+ * checker itself could not run (out of memory, bad case). */
+int convoy__check_run(const convoy__check_case *c, convoy__check_result *r);
+
+/* Algorithms the checker knows beyond the registry (test builders such as the streaming
+ * node-segment allgatherv of tests/common/shm_stream.c). */
+extern const convoy__algo convoy__check_extra_algos[];
+extern const int convoy__check_nextra_algos;
+/* Registry first, then the checker's extras. */
+const convoy__algo *convoy__check_algo_find(int coll, const char *name);
+
+/* --- the mutation suite ------------------------------------------------------------- */
+
+typedef struct convoy__check_mutation {
+    const char *name; /* drop, wrongsrc, dupreduce, offbyone, cycle, shmread */
+    const char *what;
+    /* The case it is shown on by default (coll, algorithm, layout, counts). */
+    void (*setup)(convoy__check_case *c);
+    convoy__check_mutator mutate;
+} convoy__check_mutation;
+
+extern const convoy__check_mutation convoy__check_mutations[];
+extern const int convoy__check_nmutations;
+const convoy__check_mutation *convoy__check_mutation_find(const char *name);
+
+/* Per-run state of a mutator (which rank it targets, the partner it picked). */
+typedef struct convoy__mutate_ctx {
+    const convoy__check_mutation *m;
+    int target; /* rank whose schedule is changed (cycle: also its partner) */
+    int partner;
+} convoy__mutate_ctx;
+
+/* Schedule surgery used by the mutations, exposed for tests: drops step `drop` (its
+ * dependents inherit its dependencies), appends a duplicate of step `dup` (after it),
+ * makes step `edge_to` depend on step `edge_from`; -1 leaves each out. The steps are
+ * renumbered in a topological order. Returns 0, or an error code (a cycle: ARG). */
+int convoy__check_rewrite(convoy__schedule *s, int drop, int dup, int edge_from, int edge_to);
+
+#endif

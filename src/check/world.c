@@ -1,0 +1,799 @@
+/*
+ * The symbolic world: P ranks in one process, each running the real executor over a
+ * transport implemented here, and the scheduler that decides what happens next.
+ *
+ * Zero buffering: isend and irecv only queue a request on its channel (source,
+ * destination, tag); a send completes when the scheduler matches it with the oldest
+ * receive of the same channel, which is also when the data moves. A program that is only
+ * correct because MPI happens to buffer small messages therefore deadlocks here.
+ *
+ * Every memory access goes through this transport, so it can check bounds (each rank may
+ * touch only its own buffers, its executor's scratch memory and its node's segment) and
+ * the ordering of segment accesses: a read of segment data written by another node
+ * process must come after the reader observed a notification the writer issued after the
+ * write, and a write must come after the previous readers and writer released the bytes
+ * the same way. Vector clocks over notifications make that exact, including the
+ * transitive case (w notifies x, x notifies r).
+ */
+#include "check/check_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The smallest tag bound MPI allows: the executor must fit its epochs into it. */
+enum { CHK_TAG_UB = 32767 };
+
+static uint64_t mix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+int chk_fail(chk_world *w, const char *fmt, ...)
+{
+    if (!w->failed) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(w->reason, sizeof w->reason, fmt, ap);
+        va_end(ap);
+        w->failed = 1;
+    }
+    return CONVOY_ERR_INTERN;
+}
+
+static void mark_dirty(chk_world *w, chk_rank *r)
+{
+    if (r->dirty || r->done) return;
+    r->dirty = 1;
+    w->dirtyq[w->ndirty++] = r;
+}
+
+/* --- channels ------------------------------------------------------------------------ */
+
+static uint64_t chan_key(int src, int dst, int tag)
+{
+    return ((uint64_t)(uint32_t)src << 42) | ((uint64_t)(uint32_t)dst << 20) | (uint32_t)tag;
+}
+
+static uint64_t hash64(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    return k;
+}
+
+static int rehash(chk_world *w)
+{
+    int cap = w->hashcap ? w->hashcap * 2 : 256;
+    int32_t *h = calloc((size_t)cap, sizeof *h);
+    if (!h) return CONVOY_ERR_NO_MEM;
+    for (int i = 0; i < w->nchans; i++) {
+        size_t j = hash64(w->chans[i].key) & (size_t)(cap - 1);
+        while (h[j]) j = (j + 1) & (size_t)(cap - 1);
+        h[j] = i + 1;
+    }
+    free(w->hash);
+    w->hash = h;
+    w->hashcap = cap;
+    return 0;
+}
+
+/* Index of the channel with this key, created on first use; -1 when out of memory. */
+static int chan_get(chk_world *w, uint64_t key)
+{
+    if ((w->nchans + 1) * 2 > w->hashcap && rehash(w)) return -1;
+    size_t mask = (size_t)w->hashcap - 1, j = hash64(key) & mask;
+    while (w->hash[j]) {
+        if (w->chans[w->hash[j] - 1].key == key) return w->hash[j] - 1;
+        j = (j + 1) & mask;
+    }
+    if (w->nchans == w->capchans) {
+        int cap = w->capchans ? w->capchans * 2 : 256;
+        chk_chan *c = realloc(w->chans, (size_t)cap * sizeof *c);
+        if (!c) return -1;
+        w->chans = c;
+        w->capchans = cap;
+    }
+    chk_chan *c = &w->chans[w->nchans];
+    memset(c, 0, sizeof *c);
+    c->key = key;
+    c->mpos = -1;
+    w->hash[j] = w->nchans + 1;
+    return w->nchans++;
+}
+
+/* Keeps the list of channels with both a send and a receive waiting up to date. */
+static int update_match(chk_world *w, int ci)
+{
+    chk_chan *c = &w->chans[ci];
+    int m = c->sh && c->rh;
+    if (m && c->mpos < 0) {
+        if (w->nmatch == w->capmatch) {
+            int cap = w->capmatch ? w->capmatch * 2 : 256;
+            int *p = realloc(w->match, (size_t)cap * sizeof *p);
+            if (!p) return chk_fail(w, "checker out of memory");
+            w->match = p;
+            w->capmatch = cap;
+        }
+        c->mpos = w->nmatch;
+        w->match[w->nmatch++] = ci;
+    } else if (!m && c->mpos >= 0) {
+        int last = w->match[--w->nmatch];
+        w->match[c->mpos] = last;
+        w->chans[last].mpos = c->mpos;
+        c->mpos = -1;
+    }
+    return 0;
+}
+
+/* --- memory: bounds and the node segment --------------------------------------------- */
+
+static int within(uintptr_t p, int64_t bytes, const void *base, int64_t size)
+{
+    uintptr_t b = (uintptr_t)base;
+    return base && p >= b && p - b <= (uintptr_t)size && (uintptr_t)bytes <= b + size - p;
+}
+
+static int in_tmp(const convoy__exec *x, uintptr_t p, int64_t bytes)
+{
+    if (!x->s) return 0;
+    if (x->tmp_alloc && within(p, bytes, x->tmp_alloc, x->s->tmp_bytes)) return 1;
+    if (x->child)
+        for (int i = 0; i < x->s->nsteps; i++)
+            if (x->child[i].s && in_tmp(&x->child[i], p, bytes)) return 1;
+    return 0;
+}
+
+/* Says where an out-of-bounds pointer points, relative to the nearest memory of rank r. */
+static void where(const chk_rank *r, uintptr_t p, char *buf, size_t len)
+{
+    const chk_node *nd = &r->w->nodes[r->node];
+    const void *base[4] = {r->sendbuf, r->recvbuf, r->running ? r->x.tmp_alloc : NULL, nd->seg};
+    int64_t size[4] = {r->sbytes, r->rbytes, r->running && r->x.s ? r->x.s->tmp_bytes : 0,
+                       nd->bytes};
+    static const char *const name[4] = {"send buffer", "receive buffer", "scratch memory",
+                                        "node segment"};
+    const int64_t near = 1 << 20;
+    for (int i = 0; i < 4; i++) {
+        uintptr_t b = (uintptr_t)base[i];
+        if (!base[i]) continue;
+        int64_t off = p >= b ? (int64_t)(p - b) : -(int64_t)(b - p);
+        if (off >= -near && off <= size[i] + near) {
+            snprintf(buf, len, "at offset %lld of its %s of %lld bytes", (long long)off, name[i],
+                     (long long)size[i]);
+            return;
+        }
+    }
+    snprintf(buf, len, "not near any of its buffers%s",
+             r->w->inplace ? " (the send buffer is MPI_IN_PLACE)" : "");
+}
+
+/* Checks that [ptr, ptr+bytes) is memory rank r may access; *shm_off >= 0 if it lies in
+ * the node segment. */
+static int resolve(chk_rank *r, const void *ptr, int64_t bytes, int write, const char *what,
+                   int64_t *shm_off)
+{
+    chk_world *w = r->w;
+    const chk_node *nd = &w->nodes[r->node];
+    uintptr_t p = (uintptr_t)ptr;
+    *shm_off = -1;
+    if (bytes < 0) return chk_fail(w, "rank %d: %s of %lld bytes", r->rank, what, (long long)bytes);
+    if (bytes == 0) return 0;
+    if (within(p, bytes, r->sendbuf, r->sbytes)) {
+        if (write) return chk_fail(w, "rank %d: %s writes into the send buffer", r->rank, what);
+        return 0;
+    }
+    if (within(p, bytes, r->recvbuf, r->rbytes)) return 0;
+    if (within(p, bytes, nd->seg, nd->bytes)) {
+        *shm_off = (int64_t)(p - (uintptr_t)nd->seg);
+        return 0;
+    }
+    if (r->running && in_tmp(&r->x, p, bytes)) return 0;
+    char at[256];
+    where(r, p, at, sizeof at);
+    return chk_fail(w, "rank %d: %s of %lld bytes out of bounds, %s", r->rank, what,
+                    (long long)bytes, at);
+}
+
+static int node_world_rank(const chk_world *w, int node, int nr)
+{
+    return convoy__topo_rank_at(w->topo, node, nr);
+}
+
+/* A read of segment bytes [off, off+len) by rank r; pending: the read lasts until the
+ * request completes (a send from the segment). */
+static int shm_read(chk_world *w, chk_rank *r, int64_t off, int64_t len, int pending)
+{
+    chk_node *nd = &w->nodes[r->node];
+    const int n = nd->n, a = r->nrank;
+    const uint32_t *vc = nd->vc + (size_t)a * n;
+    for (int64_t b = off; b < off + len; b++) {
+        int wr = nd->wr[b];
+        if (wr < 0)
+            return chk_fail(w,
+                            "read of the segment before its notification: rank %d reads node %d "
+                            "segment offset %lld, which no process wrote",
+                            r->rank, r->node, (long long)b);
+        if (wr != a && vc[wr] < nd->wneed[b])
+            return chk_fail(w,
+                            "read of the segment before its notification: writer rank %d, "
+                            "reader rank %d, node %d segment offset %lld",
+                            node_world_rank(w, r->node, wr), r->rank, r->node, (long long)b);
+    }
+    uint32_t st = pending ? CHK_PENDING : vc[a] + 1;
+    for (int64_t b = off; b < off + len; b++) nd->rneed[b * n + a] = st;
+    return 0;
+}
+
+/* A write of segment bytes by rank r; pending: the data lands any time until the request
+ * completes (a receive into the segment). */
+static int shm_write(chk_world *w, chk_rank *r, int64_t off, int64_t len, int pending)
+{
+    chk_node *nd = &w->nodes[r->node];
+    const int n = nd->n, a = r->nrank;
+    const uint32_t *vc = nd->vc + (size_t)a * n;
+    for (int64_t b = off; b < off + len; b++) {
+        int wr = nd->wr[b];
+        if (wr >= 0 && wr != a && vc[wr] < nd->wneed[b])
+            return chk_fail(w,
+                            "write to the segment races with an earlier write: rank %d wrote node "
+                            "%d segment offset %lld, rank %d overwrites it before seeing a "
+                            "notification issued after that write",
+                            node_world_rank(w, r->node, wr), r->node, (long long)b, r->rank);
+        for (int q = 0; q < n; q++) {
+            uint32_t need = nd->rneed[b * n + q];
+            if (q != a && need && vc[q] < need)
+                return chk_fail(w,
+                                "write to the segment before the previous read of it was "
+                                "released: reader rank %d, writer rank %d, node %d segment "
+                                "offset %lld (no notification from the reader after its read)",
+                                node_world_rank(w, r->node, q), r->rank, r->node, (long long)b);
+        }
+    }
+    for (int64_t b = off; b < off + len; b++) {
+        nd->wr[b] = a;
+        nd->wneed[b] = pending ? CHK_PENDING : vc[a] + 1;
+        memset(nd->rneed + b * n, 0, (size_t)n * sizeof *nd->rneed);
+    }
+    return 0;
+}
+
+/* A request on the segment completed: its access is over as of now. */
+static void shm_complete(chk_world *w, chk_req *q)
+{
+    chk_rank *r = q->owner;
+    chk_node *nd = &w->nodes[r->node];
+    const int n = nd->n, a = r->nrank;
+    uint32_t now = nd->vc[(size_t)a * n + a] + 1;
+    for (int64_t b = q->shm_off; b < q->shm_off + q->bytes; b++) {
+        if (q->is_send) {
+            if (nd->rneed[b * n + a] == CHK_PENDING) nd->rneed[b * n + a] = now;
+        } else if (nd->wr[b] == a && nd->wneed[b] == CHK_PENDING) {
+            nd->wneed[b] = now;
+        }
+    }
+}
+
+/* --- the transport ------------------------------------------------------------------- */
+
+static int post(chk_rank *r, int is_send, int peer, int tag, void *buf, int64_t count,
+                int tslot, void **req)
+{
+    chk_world *w = r->w;
+    const char *what = is_send ? "send" : "receive";
+    *req = NULL;
+    if (peer < 0 || peer >= w->P)
+        return chk_fail(w, "rank %d: %s with peer %d (communicator of %d)", r->rank, what, peer,
+                        w->P);
+    if (tag < 0 || tag > CHK_TAG_UB)
+        return chk_fail(w, "rank %d: %s with tag %d beyond the tag bound %d", r->rank, what, tag,
+                        CHK_TAG_UB);
+    if (tslot < 0 || tslot >= CONVOY_NTSLOT || count < 0)
+        return chk_fail(w, "rank %d: %s of %lld elements of type slot %d", r->rank, what,
+                        (long long)count, tslot);
+    int64_t bytes = count * w->tslot_bytes[tslot], so;
+    if (resolve(r, buf, bytes, !is_send, what, &so)) return CONVOY_ERR_INTERN;
+    if (so >= 0 && (is_send ? shm_read(w, r, so, bytes, 1) : shm_write(w, r, so, bytes, 1)))
+        return CONVOY_ERR_INTERN;
+    chk_req *q = calloc(1, sizeof *q);
+    int ci = chan_get(w, is_send ? chan_key(r->rank, peer, tag) : chan_key(peer, r->rank, tag));
+    if (!q || ci < 0) {
+        free(q);
+        return chk_fail(w, "checker out of memory");
+    }
+    q->owner = r;
+    q->is_send = is_send;
+    q->peer = peer;
+    q->tag = tag;
+    q->chan = ci;
+    q->buf = buf;
+    q->bytes = bytes;
+    q->seq = w->seq++;
+    q->shm_off = so;
+    chk_chan *c = &w->chans[ci];
+    chk_req **head = is_send ? &c->sh : &c->rh, **tail = is_send ? &c->st : &c->rt;
+    if (*tail)
+        (*tail)->next = q;
+    else
+        *head = q;
+    *tail = q;
+    *req = q;
+    return update_match(w, ci);
+}
+
+static int t_isend(void *ctx, int peer, int tag, const void *buf, int64_t count, int tslot,
+                   void **req)
+{
+    return post(ctx, 1, peer, tag, (void *)buf, count, tslot, req);
+}
+
+static int t_irecv(void *ctx, int peer, int tag, void *buf, int64_t count, int tslot,
+                   void **req)
+{
+    return post(ctx, 0, peer, tag, buf, count, tslot, req);
+}
+
+static int t_test(void *ctx, void **req, int *done)
+{
+    chk_rank *r = ctx;
+    chk_req *q = *req;
+    *done = 0;
+    if (!q) return chk_fail(r->w, "rank %d: test of a request that does not exist", r->rank);
+    if (!q->done) return 0;
+    if (q->shm_off >= 0) shm_complete(r->w, q);
+    free(q);
+    *req = NULL;
+    *done = 1;
+    return 0;
+}
+
+static void unlink_req(chk_world *w, chk_req *q)
+{
+    chk_chan *c = &w->chans[q->chan];
+    chk_req **head = q->is_send ? &c->sh : &c->rh, **tail = q->is_send ? &c->st : &c->rt;
+    chk_req *prev = NULL;
+    for (chk_req *p = *head; p; prev = p, p = p->next) {
+        if (p != q) continue;
+        if (prev)
+            prev->next = p->next;
+        else
+            *head = p->next;
+        if (*tail == q) *tail = prev;
+        break;
+    }
+    update_match(w, q->chan);
+}
+
+static void t_cancel(void *ctx, void **req)
+{
+    chk_rank *r = ctx;
+    chk_req *q = *req;
+    if (!q) return;
+    if (!q->done) unlink_req(r->w, q);
+    free(q);
+    *req = NULL;
+}
+
+static int overlap(const void *a, int64_t na, const void *b, int64_t nb)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return na > 0 && nb > 0 && x < y + (uintptr_t)nb && y < x + (uintptr_t)na;
+}
+
+static int t_copy(void *ctx, const void *src, int64_t scount, int stslot, void *dst,
+                  int64_t dcount, int dtslot)
+{
+    chk_rank *r = ctx;
+    chk_world *w = r->w;
+    if (stslot < 0 || stslot >= CONVOY_NTSLOT || dtslot < 0 || dtslot >= CONVOY_NTSLOT ||
+        scount < 0 || dcount < 0)
+        return chk_fail(w, "rank %d: copy with type slots %d/%d, counts %lld/%lld", r->rank,
+                        stslot, dtslot, (long long)scount, (long long)dcount);
+    int64_t sb = scount * w->tslot_bytes[stslot], db = dcount * w->tslot_bytes[dtslot], so, dof;
+    if (sb != db) {
+        char st[128];
+        chk_active_step(r, CONVOY_STEP_COPY, st, sizeof st);
+        return chk_fail(w, "rank %d, %s: copy of %lld bytes into %lld bytes (type signatures differ)",
+                        r->rank, st, (long long)sb, (long long)db);
+    }
+    if (resolve(r, src, sb, 0, "copy source", &so) || resolve(r, dst, db, 1, "copy target", &dof))
+        return CONVOY_ERR_INTERN;
+    if (src != dst && overlap(src, sb, dst, db)) {
+        char st[128];
+        chk_active_step(r, CONVOY_STEP_COPY, st, sizeof st);
+        return chk_fail(w, "rank %d, %s: copy between overlapping regions", r->rank, st);
+    }
+    if (so >= 0 && shm_read(w, r, so, sb, 0)) return CONVOY_ERR_INTERN;
+    if (dof >= 0 && shm_write(w, r, dof, db, 0)) return CONVOY_ERR_INTERN;
+    if (sb > 0 && src != dst) memcpy(dst, src, (size_t)sb);
+    return 0;
+}
+
+static int t_reduce(void *ctx, const void *in, void *inout, int64_t count, int tslot)
+{
+    chk_rank *r = ctx;
+    chk_world *w = r->w;
+    if (tslot != CONVOY_T_SEND && tslot != CONVOY_T_RECV)
+        return chk_fail(w, "rank %d: reduce on type slot %d (only the operation's datatype "
+                           "can be reduced)",
+                        r->rank, tslot);
+    if (count < 0) return chk_fail(w, "rank %d: reduce of %lld elements", r->rank, (long long)count);
+    int64_t bytes = count * w->tslot_bytes[tslot], io, oo;
+    if (resolve(r, in, bytes, 0, "reduce input", &io) ||
+        resolve(r, inout, bytes, 1, "reduce target", &oo))
+        return CONVOY_ERR_INTERN;
+    if (overlap(in, bytes, inout, bytes)) {
+        char st[128];
+        chk_active_step(r, CONVOY_STEP_REDUCE, st, sizeof st);
+        return chk_fail(w, "rank %d, %s: reduce of a region into itself", r->rank, st);
+    }
+    if (io >= 0 && shm_read(w, r, io, bytes, 0)) return CONVOY_ERR_INTERN;
+    if (oo >= 0 && (shm_read(w, r, oo, bytes, 0) || shm_write(w, r, oo, bytes, 0)))
+        return CONVOY_ERR_INTERN;
+    if (count == 0) return 0;
+    if (!w->reduce) return chk_fail(w, "rank %d: reduce in a collective without reduction", r->rank);
+    return w->reduce(w, r, in, inout, count);
+}
+
+static int t_notify(void *ctx, int flag, uint64_t value)
+{
+    chk_rank *r = ctx;
+    chk_world *w = r->w;
+    chk_node *nd = &w->nodes[r->node];
+    const int n = nd->n, a = r->nrank;
+    if (flag < 0 || flag >= nd->nflags)
+        return chk_fail(w, "rank %d: notify of flag %d, the node has %d flags per process",
+                        r->rank, flag, nd->nflags);
+    size_t fi = (size_t)a * nd->nflags + flag;
+    if (value < nd->fval[fi])
+        return chk_fail(w,
+                        "rank %d: notification flag %d goes down from %#llx to %#llx (a waiter "
+                        "may already have passed the larger value)",
+                        r->rank, flag, (unsigned long long)nd->fval[fi], (unsigned long long)value);
+    uint32_t *vc = nd->vc + (size_t)a * n;
+    vc[a]++;
+    nd->fval[fi] = value;
+    memcpy(nd->fvc + fi * n, vc, (size_t)n * sizeof *vc);
+    /* Whoever waits on this flag may go on now. */
+    for (int q = 0; q < n; q++) mark_dirty(w, &w->r[node_world_rank(w, r->node, q)]);
+    return 0;
+}
+
+static int t_flag_test(void *ctx, int q, int flag, uint64_t value, int *done)
+{
+    chk_rank *r = ctx;
+    chk_world *w = r->w;
+    chk_node *nd = &w->nodes[r->node];
+    const int n = nd->n, a = r->nrank;
+    *done = 0;
+    if (q < 0 || q >= n || flag < 0 || flag >= nd->nflags)
+        return chk_fail(w, "rank %d: wait for node rank %d flag %d (node of %d, %d flags each)",
+                        r->rank, q, flag, n, nd->nflags);
+    size_t fi = (size_t)q * nd->nflags + flag;
+    if (nd->fval[fi] < value) return 0;
+    *done = 1;
+    /* Acquire: everything the notifier had seen is now seen by r too. */
+    uint32_t *vc = nd->vc + (size_t)a * n;
+    const uint32_t *fv = nd->fvc + fi * n;
+    for (int k = 0; k < n; k++)
+        if (fv[k] > vc[k]) vc[k] = fv[k];
+    return 0;
+}
+
+/* --- scheduling ---------------------------------------------------------------------- */
+
+static void do_match(chk_world *w, int ci)
+{
+    chk_chan *c = &w->chans[ci];
+    chk_req *s = c->sh, *d = c->rh;
+    c->sh = s->next;
+    if (!c->sh) c->st = NULL;
+    c->rh = d->next;
+    if (!c->rh) c->rt = NULL;
+    s->next = d->next = NULL;
+    if (update_match(w, ci)) return;
+    chk_rank *sr = s->owner, *dr = d->owner;
+    if (s->bytes > d->bytes) {
+        chk_fail(w, "message truncated: rank %d sends %lld bytes to rank %d (tag %d), the "
+                    "receive has room for %lld",
+                 sr->rank, (long long)s->bytes, dr->rank, s->tag, (long long)d->bytes);
+        return;
+    }
+    if (s->bytes > 0) memmove(d->buf, s->buf, (size_t)s->bytes);
+    s->done = d->done = 1;
+    sr->msgs_sent++;
+    sr->bytes_sent += s->bytes;
+    dr->msgs_recv++;
+    dr->bytes_recv += s->bytes;
+    if (sr->node != dr->node) {
+        sr->inter_sent += s->bytes;
+        dr->inter_recv += s->bytes;
+        w->round_out[sr->node]++;
+        w->round_in[dr->node]++;
+    }
+    mark_dirty(w, sr);
+    mark_dirty(w, dr);
+}
+
+static int start_op(chk_world *w, chk_rank *r)
+{
+    const int k = r->op, i = k * w->P + r->rank;
+    const convoy__schedule *s = w->sched[r->rank];
+    r->sendbuf = w->inplace ? NULL : w->sbuf[i];
+    r->sbytes = w->inplace ? 0 : w->sbytes[i];
+    r->recvbuf = w->rbuf[i];
+    r->rbytes = w->rbytes[i];
+    r->t.shm_seq = (s->nflags > 0 || s->shm_bytes > 0) ? (uint64_t)k : 0;
+    int rc = convoy__exec_start(&r->x, s, &r->t, &r->topo, r->sendbuf, r->recvbuf,
+                                w->epoch0 + (uint64_t)k);
+    if (rc) return chk_fail(w, "rank %d: convoy__exec_start failed with %d", r->rank, rc);
+    r->running = 1;
+    if (r->x.tmp_alloc) memset(r->x.tmp_alloc, CHK_POISON, (size_t)s->tmp_bytes);
+    mark_dirty(w, r);
+    return 0;
+}
+
+static void progress(chk_world *w, chk_rank *r)
+{
+    int done = 0;
+    int rc = convoy__exec_progress(&r->x, &done);
+    if (w->failed) return;
+    if (rc) {
+        char d[1024];
+        convoy__exec_describe(&r->x, d, sizeof d);
+        chk_fail(w, "rank %d: the executor returned error %d (%s)", r->rank, rc, d);
+        return;
+    }
+    if (!done) return;
+    convoy__exec_free(&r->x);
+    r->running = 0;
+    if (++r->op < w->ops) {
+        start_op(w, r);
+    } else {
+        r->done = 1;
+        w->ndone++;
+    }
+}
+
+static void deadlock(chk_world *w)
+{
+    char buf[sizeof w->reason];
+    size_t len = 0;
+    int shown = 0;
+    len += (size_t)snprintf(buf, sizeof buf, "deadlock: %d of %d ranks cannot finish",
+                            w->P - w->ndone, w->P);
+    for (int i = 0; i < w->P && len < sizeof buf; i++) {
+        chk_rank *r = &w->r[i];
+        if (r->done) continue;
+        if (shown++ == 8) {
+            snprintf(buf + len, sizeof buf - len, "; ...");
+            break;
+        }
+        char d[400];
+        convoy__exec_describe(&r->x, d, sizeof d);
+        int n = snprintf(buf + len, sizeof buf - len, "; rank %d%s: %s", r->rank,
+                         w->ops > 1 ? (r->op ? " (second operation)" : " (first operation)") : "",
+                         d);
+        if (n > 0) len += (size_t)n;
+    }
+    chk_fail(w, "%s", buf);
+}
+
+struct cand {
+    int64_t seq;
+    int ci;
+};
+
+static int cand_cmp(const void *a, const void *b)
+{
+    const struct cand *x = a, *y = b;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Lockstep: all local work first, then one round in which every rank completes at most
+ * one send and one receive, oldest sends first. */
+static void run_lockstep(chk_world *w)
+{
+    struct cand *cand = NULL;
+    int capcand = 0;
+    for (;;) {
+        while (w->ndirty > 0 && !w->failed) {
+            chk_rank *r = w->dirtyq[--w->ndirty];
+            r->dirty = 0;
+            progress(w, r);
+        }
+        if (w->failed || w->ndone == w->P || w->nmatch == 0) break;
+        if (w->nmatch > capcand) {
+            capcand = w->nmatch * 2;
+            struct cand *c = realloc(cand, (size_t)capcand * sizeof *c);
+            if (!c) {
+                chk_fail(w, "checker out of memory");
+                break;
+            }
+            cand = c;
+        }
+        int m = w->nmatch;
+        for (int k = 0; k < m; k++) {
+            cand[k].ci = w->match[k];
+            cand[k].seq = w->chans[w->match[k]].sh->seq;
+        }
+        qsort(cand, (size_t)m, sizeof *cand, cand_cmp);
+        const int64_t round = ++w->rounds;
+        memset(w->round_in, 0, (size_t)w->nnodes * sizeof *w->round_in);
+        memset(w->round_out, 0, (size_t)w->nnodes * sizeof *w->round_out);
+        for (int k = 0; k < m && !w->failed; k++) {
+            chk_chan *c = &w->chans[cand[k].ci];
+            if (!c->sh || !c->rh) continue;
+            chk_rank *s = c->sh->owner, *d = c->rh->owner;
+            if (s->send_round == round || d->recv_round == round) continue;
+            s->send_round = round;
+            d->recv_round = round;
+            do_match(w, cand[k].ci);
+        }
+        for (int n = 0; n < w->nnodes; n++) {
+            if (w->round_in[n] > w->round_in_max) w->round_in_max = w->round_in[n];
+            if (w->round_out[n] > w->round_out_max) w->round_out_max = w->round_out[n];
+        }
+    }
+    free(cand);
+}
+
+/* Shuffle: each step progresses a random rank with work or completes a random matchable
+ * pair, so completions reach the executors in every possible order over the seeds. */
+static void run_shuffle(chk_world *w)
+{
+    while (!w->failed) {
+        int n = w->ndirty + w->nmatch;
+        if (n == 0) break;
+        int k = (int)(mix(&w->rng) % (uint64_t)n);
+        if (k < w->ndirty) {
+            chk_rank *r = w->dirtyq[k];
+            w->dirtyq[k] = w->dirtyq[--w->ndirty];
+            r->dirty = 0;
+            progress(w, r);
+        } else {
+            do_match(w, w->match[k - w->ndirty]);
+        }
+    }
+}
+
+int chk_world_run(chk_world *w)
+{
+    for (int i = 0; i < w->P && !w->failed; i++) start_op(w, &w->r[i]);
+    if (!w->failed) {
+        if (w->mode == CONVOY_CHECK_LOCKSTEP)
+            run_lockstep(w);
+        else
+            run_shuffle(w);
+    }
+    if (!w->failed && w->ndone < w->P) deadlock(w);
+    return 0;
+}
+
+int chk_world_init(chk_world *w, uint64_t seed)
+{
+    const int P = w->P;
+    w->rng = seed * 0x2545f4914f6cdd1dULL + 0x1234567ULL;
+    w->dirtyq = malloc((size_t)P * sizeof *w->dirtyq);
+    w->nodes = calloc((size_t)w->nnodes, sizeof *w->nodes);
+    w->round_in = calloc((size_t)w->nnodes, sizeof *w->round_in);
+    w->round_out = calloc((size_t)w->nnodes, sizeof *w->round_out);
+    if (!w->dirtyq || !w->nodes || !w->round_in || !w->round_out) return CONVOY_ERR_NO_MEM;
+    for (int nn = 0; nn < w->nnodes; nn++) {
+        chk_node *nd = &w->nodes[nn];
+        nd->n = w->topo->node_size[nn];
+        int nflags = 0;
+        for (int q = 0; q < nd->n; q++) {
+            const convoy__schedule *s = w->sched[node_world_rank(w, nn, q)];
+            if (s->shm_bytes > nd->bytes) nd->bytes = s->shm_bytes;
+            if (s->nflags > nflags) nflags = s->nflags;
+        }
+        nd->nflags = nflags + 1; /* the executor's release flag comes first */
+        const size_t n = (size_t)nd->n, nb = (size_t)nd->bytes;
+        nd->fval = calloc(n * (size_t)nd->nflags, sizeof *nd->fval);
+        nd->fvc = calloc(n * (size_t)nd->nflags * n, sizeof *nd->fvc);
+        nd->vc = calloc(n * n, sizeof *nd->vc);
+        if (!nd->fval || !nd->fvc || !nd->vc) return CONVOY_ERR_NO_MEM;
+        if (nb > 0) {
+            nd->seg = malloc(nb);
+            nd->wr = malloc(nb * sizeof *nd->wr);
+            nd->wneed = calloc(nb, sizeof *nd->wneed);
+            nd->rneed = calloc(nb * n, sizeof *nd->rneed);
+            if (!nd->seg || !nd->wr || !nd->wneed || !nd->rneed) return CONVOY_ERR_NO_MEM;
+            memset(nd->seg, CHK_POISON, nb);
+            for (size_t b = 0; b < nb; b++) nd->wr[b] = -1;
+        }
+    }
+    for (int i = 0; i < P; i++) {
+        chk_rank *r = &w->r[i];
+        r->w = w;
+        r->rank = i;
+        r->node = w->topo->node_of[i];
+        r->nrank = w->topo->node_rank_of[i];
+        convoy__transport *t = &r->t;
+        memset(t, 0, sizeof *t);
+        t->ctx = r;
+        t->tag_ub = CHK_TAG_UB;
+        t->isend = t_isend;
+        t->irecv = t_irecv;
+        t->test = t_test;
+        t->cancel = t_cancel;
+        t->copy = t_copy;
+        t->reduce = t_reduce;
+        t->shm_base = w->nodes[r->node].seg;
+        t->notify = t_notify;
+        t->flag_test = t_flag_test;
+    }
+    return 0;
+}
+
+void chk_world_free(chk_world *w)
+{
+    for (int i = 0; w->r && i < w->P; i++)
+        if (w->r[i].running) convoy__exec_free(&w->r[i].x);
+    /* Requests the executors no longer know of (there should be none). */
+    for (int c = 0; c < w->nchans; c++) {
+        for (chk_req *q = w->chans[c].sh, *nx; q; q = nx) {
+            nx = q->next;
+            free(q);
+        }
+        for (chk_req *q = w->chans[c].rh, *nx; q; q = nx) {
+            nx = q->next;
+            free(q);
+        }
+    }
+    for (int nn = 0; w->nodes && nn < w->nnodes; nn++) {
+        chk_node *nd = &w->nodes[nn];
+        free(nd->seg);
+        free(nd->wr);
+        free(nd->wneed);
+        free(nd->rneed);
+        free(nd->fval);
+        free(nd->fvc);
+        free(nd->vc);
+    }
+    free(w->nodes);
+    free(w->chans);
+    free(w->hash);
+    free(w->match);
+    free(w->dirtyq);
+    free(w->round_in);
+    free(w->round_out);
+    w->nodes = NULL;
+    w->chans = NULL;
+    w->hash = NULL;
+    w->match = NULL;
+    w->dirtyq = NULL;
+    w->round_in = w->round_out = NULL;
+}
+
+static int describe_active(const convoy__exec *x, int kind, char *buf, size_t len)
+{
+    if (!x->s || !x->state) return 0;
+    for (int i = 0; i < x->s->nsteps; i++) {
+        if (x->state[i] != CONVOY_S_ACTIVE) continue;
+        const convoy__step *st = &x->s->steps[i];
+        if (st->kind == kind) {
+            snprintf(buf, len, "step %d", i);
+            return 1;
+        }
+        if (st->kind == CONVOY_STEP_NESTED && x->child && x->child[i].s) {
+            char in[96];
+            if (describe_active(&x->child[i], kind, in, sizeof in)) {
+                snprintf(buf, len, "%s of the nested schedule at step %d", in, i);
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+void chk_active_step(const chk_rank *r, int kind, char *buf, size_t len)
+{
+    if (!r->running || !describe_active(&r->x, kind, buf, len))
+        snprintf(buf, len, "unknown step");
+}
