@@ -38,7 +38,7 @@ static int plan(convoy_request r)
     a.displs = c64 + size;
     rc = convoy__plan(r, &a);
     free(c64);
-    if (!rc && !r->deferred && convoy__env_flag("CONVOY_CHECK_ARGS")) {
+    if (!rc && !r->deferred && r->cfg.check_args) {
         /* Every rank must see the same byte count for every rank. */
         int64_t v[2] = {(int64_t)(h >> 1), r->inplace};
         convoy__agree_set(r, v, 2, agree_names);

@@ -19,7 +19,7 @@ static int plan(convoy_request r)
     if ((rc = convoy__describe_type(r->rtype, &a.rtype))) return rc;
     a.stype = a.rtype;
     if ((rc = convoy__plan(r, &a))) return rc;
-    if (!r->deferred && convoy__env_flag("CONVOY_CHECK_ARGS")) {
+    if (!r->deferred && r->cfg.check_args) {
         /* Predefined ops by index; user ops only by commutativity (handles differ). */
         int64_t v[4] = {r->count, a.rtype.size,
                         convoy__op_is_predefined(r->op) ? convoy__op_is_predefined(r->op)

@@ -133,13 +133,7 @@ int convoy__describe_type(MPI_Datatype t, convoy__dtype *d)
     return MPI_SUCCESS;
 }
 
-int convoy__env_flag(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v && strcmp(v, "0") != 0;
-}
-
-void convoy__params_from_env(const convoy__algo *al, convoy__args *a)
+void convoy__params_from_env(const convoy__config *c, const convoy__algo *al, convoy__args *a)
 {
     a->nparams = 0;
     const char *p = al->params;
@@ -151,7 +145,7 @@ void convoy__params_from_env(const convoy__algo *al, convoy__args *a)
         if (n < sizeof name) {
             memcpy(name, p, n);
             name[n] = '\0';
-            const char *v = getenv(name);
+            const char *v = convoy__config_get(c, name);
             char *end;
             long long val = v ? strtoll(v, &end, 10) : 0;
             if (v && *v && *end == '\0') {

@@ -15,6 +15,19 @@
 #include "shm/shm.h"
 #include "topo/topo.h"
 
+/* The CONVOY_* settings of one call (config.c). */
+enum { CONVOY_CONFIG_VARS = 32 };
+typedef struct convoy__config {
+    const char *algo[CONVOY_NCOLL]; /* CONVOY_<COLL>_ALGO, or NULL */
+    int verbose, check_args;
+    double watchdog; /* seconds, 0: off */
+    convoy__machine machine;
+    int nvars;
+    const char *vars[CONVOY_CONFIG_VARS]; /* every CONVOY_ entry, "NAME=value" */
+} convoy__config;
+void convoy__config_read(convoy__config *c);
+const char *convoy__config_get(const convoy__config *c, const char *name);
+
 /* One cached schedule, keyed by everything a builder reads (values, never handles, so a
  * freed and reused datatype or op handle cannot hit a stale entry). */
 typedef struct convoy__centry {
@@ -70,6 +83,7 @@ typedef int (*convoy__native_fn)(struct convoy_request_s *r);
 struct convoy_request_s {
     int persistent, active;
     const char *what; /* "Allreduce", for messages */
+    convoy__config cfg;
     MPI_Comm comm;    /* the user's */
     convoy__cstate *cs;
     /* Planning: the collective's own (args from the fields below, then convoy__plan);
@@ -123,13 +137,12 @@ int convoy__check_comm(MPI_Comm comm);
 int convoy__check_type(MPI_Datatype t);
 int convoy__check_op(MPI_Op op, MPI_Datatype t);
 int convoy__describe_type(MPI_Datatype t, convoy__dtype *d);
-int convoy__env_flag(const char *name);
 /* A persistent request's hold on a datatype: a duplicate of a derived type (the user may
  * free theirs), the handle itself for a named one. */
 int convoy__type_keep(MPI_Datatype t, MPI_Datatype *out);
 void convoy__type_drop(MPI_Datatype *t);
-/* Sets the parameters of an algorithm from the environment. */
-void convoy__params_from_env(const convoy__algo *al, convoy__args *a);
+/* Sets the parameters of an algorithm from the call's settings. */
+void convoy__params_from_env(const convoy__config *c, const convoy__algo *al, convoy__args *a);
 /* CONVOY_CHECK_ARGS: sets the values to agree on (names for messages); every start of the
  * request then begins with the agreement. */
 void convoy__agree_set(convoy_request r, const int64_t *v, int n, const char *const *names);
@@ -138,8 +151,8 @@ int convoy__agree_finish(convoy_request r);
 int convoy__op_is_predefined(MPI_Op op); /* 0, or 1 + its index */
 MPI_Comm convoy__self_comm(void);        /* a private MPI_COMM_SELF returning errors */
 
-/* CONVOY_<COLL>_ALGO: its value (or NULL); env receives the variable's name. */
-const char *convoy__forced_algo(int coll, char env[64]);
+/* The name of CONVOY_<COLL>_ALGO. */
+void convoy__algo_var(int coll, char env[64]);
 /* Chooses the algorithm (or none: native) and gets the schedule; verbose output. */
 int convoy__plan(convoy_request r, convoy__args *a);
 /* The common tail of every entry point's setup: the state, then the Convoy path (planned

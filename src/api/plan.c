@@ -13,26 +13,23 @@
 
 static atomic_int warned_forced;
 
-const char *convoy__forced_algo(int coll, char env[64])
+void convoy__algo_var(int coll, char env[64])
 {
     const char *name = convoy__coll_name(coll);
     int n = snprintf(env, 64, "CONVOY_");
     for (; *name && n < 40; name++) env[n++] = (char)toupper((unsigned char)*name);
     snprintf(env + n, 64 - (size_t)n, "_ALGO");
-    return getenv(env);
 }
 
 int convoy__plan(convoy_request r, convoy__args *a)
 {
     char env[64];
     const char *coll = convoy__coll_name(a->coll);
-    const char *forced = convoy__forced_algo(a->coll, env);
-    if (forced && (!*forced || strcmp(forced, "auto") == 0)) forced = NULL;
-
-    convoy__machine m;
-    convoy__machine_default(&m);
+    const char *forced = r->cfg.algo[a->coll];
+    const convoy__machine m = r->cfg.machine;
     const convoy__algo *al = convoy__select(a, &m, forced);
     if (!al && forced) {
+        convoy__algo_var(a->coll, env);
         if (strcmp(forced, "native") != 0 && a->topo->rank == 0 &&
             atomic_exchange(&warned_forced, 1) == 0)
             fprintf(stderr,
@@ -42,7 +39,7 @@ int convoy__plan(convoy_request r, convoy__args *a)
         al = strcmp(forced, "native") == 0 ? NULL : convoy__select(a, &m, NULL);
     }
     r->algo = al;
-    if (convoy__env_flag("CONVOY_VERBOSE") && a->topo->rank == 0) {
+    if (r->cfg.verbose && a->topo->rank == 0) {
         fprintf(stderr, "convoy: MPI_%s on %d processes, %d nodes: %s", r->what, a->topo->size,
                 a->topo->nnodes, al ? al->name : "native");
         for (int i = 0; i < convoy__nalgos; i++) {
@@ -56,6 +53,6 @@ int convoy__plan(convoy_request r, convoy__args *a)
     /* A deferred request has no segment: it may plan after a blocking call made one, and
      * segment operations must be numbered in call order. */
     a->shm_bytes = r->cs->shm && !r->deferred ? r->cs->shm->bytes : 0;
-    convoy__params_from_env(al, a);
+    convoy__params_from_env(&r->cfg, al, a);
     return convoy__sched_get(r->cs, al, a, &r->entry);
 }

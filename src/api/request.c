@@ -15,6 +15,7 @@ int convoy__req_new(const char *what, MPI_Comm comm, convoy_request *out)
     if (!r) return MPI_ERR_NO_MEM;
     r->what = what;
     r->comm = comm;
+    convoy__config_read(&r->cfg);
     r->native_req = r->agree_req = MPI_REQUEST_NULL;
     r->stype = r->rtype = MPI_DATATYPE_NULL;
     *out = r;
@@ -33,10 +34,9 @@ static int start_schedule(convoy_request r)
     return rc;
 }
 
-static int forced_native(int coll)
+static int forced_native(const convoy_request r)
 {
-    char env[64];
-    const char *v = convoy__forced_algo(coll, env);
+    const char *v = r->cfg.algo[r->coll];
     return v && strcmp(v, "native") == 0;
 }
 
@@ -48,7 +48,7 @@ int convoy__req_route(convoy_request r, int mode)
     /* A call that only started its communicator's setup, or that is forced to the MPI
      * library, goes native; so does one no algorithm applies to. The decision depends on
      * the arguments and the call's position alone, so all ranks take the same path. */
-    if (r->cs && !fresh && !forced_native(r->coll)) {
+    if (r->cs && !fresh && !forced_native(r)) {
         if (r->cs->ready) {
             if ((rc = r->plan(r))) return rc;
         } else {
@@ -134,8 +134,7 @@ out:
 
 static void watchdog(convoy_request r)
 {
-    const char *v = getenv("CONVOY_WATCHDOG");
-    double limit = v && *v ? atof(v) : 0;
+    const double limit = r->cfg.watchdog;
     if (limit <= 0) return;
     double now = PMPI_Wtime();
     if (now - r->t_start < limit || now - r->t_report < limit) return;

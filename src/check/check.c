@@ -539,7 +539,7 @@ static int run_mode(const convoy__check_case *c, const casedata *d, const convoy
     }
     if (w.failed) {
         res->status = CONVOY_CHECK_FAIL;
-        snprintf(res->reason, sizeof res->reason, "%s: %s",
+        snprintf(res->reason, sizeof res->reason, "%s: %.4000s",
                  mode == CONVOY_CHECK_LOCKSTEP ? "lockstep" : "shuffled", w.reason);
     }
     if (want_stats) collect_stats(&w, ops, &res->st);

@@ -97,6 +97,7 @@ const convoy__algo *convoy__check_algo_find(int coll, const char *name);
 typedef struct convoy__check_mutation {
     const char *name; /* drop, wrongsrc, dupreduce, offbyone, cycle, shmread */
     const char *what;
+    int target; /* the rank it changes (convoy__mutate_ctx.target) */
     /* The case it is shown on by default (coll, algorithm, layout, counts). */
     void (*setup)(convoy__check_case *c);
     convoy__check_mutator mutate;

@@ -147,20 +147,23 @@ int convoy__exec_start(convoy__exec *x, const convoy__schedule *s, const convoy_
     x->base[CONVOY_BUF_SEND] = (void *)sendbuf;
     x->base[CONVOY_BUF_RECV] = recvbuf;
     x->base[CONVOY_BUF_SHM] = t->shm_base;
-    size_t nn = (size_t)n + 1;
-    x->state = calloc(nn, 1);
-    x->req = calloc(nn, sizeof *x->req);
-    x->missing = malloc(nn * sizeof *x->missing);
-    x->succ_first = calloc(nn + 1, sizeof *x->succ_first);
-    x->succ = malloc(((size_t)s->ndeps + 1) * sizeof *x->succ);
-    x->ready = malloc(nn * sizeof *x->ready);
-    x->active = malloc(nn * sizeof *x->active);
+    /* One allocation for the per-step arrays (a small collective's schedule runs in a few
+     * microseconds: allocations would dominate), one for the scratch memory. */
+    const size_t nn = (size_t)n + 1, i32 = sizeof(int32_t);
+    const size_t sz_req = nn * sizeof(void *), sz_i32 = (4 * nn + 1 + (size_t)s->ndeps) * i32;
+    x->block = calloc(1, sz_req + sz_i32 + nn);
     if (s->tmp_bytes > 0) x->tmp_alloc = malloc((size_t)s->tmp_bytes);
-    if (!x->state || !x->req || !x->missing || !x->succ_first || !x->succ || !x->ready ||
-        !x->active || (s->tmp_bytes > 0 && !x->tmp_alloc)) {
+    if (!x->block || (s->tmp_bytes > 0 && !x->tmp_alloc)) {
         convoy__exec_free(x);
         return CONVOY_ERR_NO_MEM;
     }
+    x->req = x->block;
+    x->missing = (int32_t *)((char *)x->block + sz_req);
+    x->succ_first = x->missing + nn;     /* nn + 1 entries */
+    x->ready = x->succ_first + nn + 1;   /* nn */
+    x->active = x->ready + nn;           /* nn */
+    x->succ = x->active + nn;            /* ndeps */
+    x->state = (uint8_t *)(x->succ + s->ndeps);
     x->base[CONVOY_BUF_TMP] = x->tmp_alloc;
     /* Successor lists by counting sort over the dependency edges. */
     for (int i = 0; i < n; i++) {
@@ -169,11 +172,7 @@ int convoy__exec_start(convoy__exec *x, const convoy__schedule *s, const convoy_
         for (int k = 0; k < st->ndeps; k++) x->succ_first[s->deps[st->dep_first + k] + 1]++;
     }
     for (int i = 0; i < n; i++) x->succ_first[i + 1] += x->succ_first[i];
-    int32_t *fill = calloc(nn, sizeof *fill);
-    if (!fill) {
-        convoy__exec_free(x);
-        return CONVOY_ERR_NO_MEM;
-    }
+    int32_t *fill = x->active; /* zeroed, and unused until the schedule runs */
     for (int i = 0; i < n; i++) {
         const convoy__step *st = &s->steps[i];
         for (int k = 0; k < st->ndeps; k++) {
@@ -181,7 +180,6 @@ int convoy__exec_start(convoy__exec *x, const convoy__schedule *s, const convoy_
             x->succ[x->succ_first[d] + fill[d]++] = i;
         }
     }
-    free(fill);
     for (int i = 0; i < n; i++)
         if (x->missing[i] == 0) make_ready(x, i);
     x->gate = (s->nflags > 0 || s->shm_bytes > 0) && t->shm_seq > 0;
@@ -258,13 +256,7 @@ void convoy__exec_free(convoy__exec *x)
             if (x->child[i].s) convoy__exec_free(&x->child[i]);
         free(x->child);
     }
-    free(x->state);
-    free(x->req);
-    free(x->missing);
-    free(x->succ_first);
-    free(x->succ);
-    free(x->ready);
-    free(x->active);
+    free(x->block);
     free(x->tmp_alloc);
     memset(x, 0, sizeof *x);
 }

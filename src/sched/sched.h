@@ -165,6 +165,7 @@ typedef struct convoy__exec {
     int gate;                 /* waiting for the node's release flags before starting */
     void *base[CONVOY_NBUF];
     void *tmp_alloc;
+    void *block;       /* the per-step arrays below, in one allocation */
     uint64_t epoch;    /* operation number, added to tags and notification values */
     uint8_t *state;    /* per step */
     void **req;        /* per step */

@@ -35,13 +35,21 @@ static double env_double(const char *name, double def)
     return *end == '\0' && d >= 0 ? d : def;
 }
 
-void convoy__machine_default(convoy__machine *m)
+void convoy__machine_builtin(convoy__machine *m)
 {
     /* Shared-memory transport on one host: a few microseconds per message, a few GB/s.
      * Only the ratios matter for choosing; the benchmark measures the real values. */
-    m->alpha = env_double("CONVOY_ALPHA", 2e-6);
-    m->beta = env_double("CONVOY_BETA", 2.5e-10);
-    m->gamma = env_double("CONVOY_GAMMA", 2.5e-10);
+    m->alpha = 2e-6;
+    m->beta = 2.5e-10;
+    m->gamma = 2.5e-10;
+}
+
+void convoy__machine_default(convoy__machine *m)
+{
+    convoy__machine_builtin(m);
+    m->alpha = env_double("CONVOY_ALPHA", m->alpha);
+    m->beta = env_double("CONVOY_BETA", m->beta);
+    m->gamma = env_double("CONVOY_GAMMA", m->gamma);
 }
 
 static int usable(const convoy__algo *al, const convoy__args *a)

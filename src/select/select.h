@@ -41,7 +41,8 @@ const char *convoy__coll_name(int coll);
 int convoy__coll_parse(const char *name);
 const convoy__algo *convoy__algo_find(int coll, const char *name);
 
-/* Machine parameters: CONVOY_ALPHA/CONVOY_BETA/CONVOY_GAMMA, else built-in defaults. */
+/* Built-in machine parameters, and the same overridden by CONVOY_ALPHA/_BETA/_GAMMA. */
+void convoy__machine_builtin(convoy__machine *m);
 void convoy__machine_default(convoy__machine *m);
 
 /* Chooses the algorithm for these arguments. forced: a name (from the environment or a

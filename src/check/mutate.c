@@ -1,0 +1,316 @@
+/*
+ * The mutation suite: small, typical mistakes made to one rank's (or two partners')
+ * schedule after a correct builder ran. Each must make the checker report a failure or a
+ * deadlock; a checker that lets one of them pass proves nothing about that kind of bug.
+ */
+#include "check/check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* --- schedule surgery ---------------------------------------------------------------- */
+
+static int readd(convoy__schedule *ns, const convoy__schedule *s, const convoy__step *st,
+                 int nd, const int *deps)
+{
+    switch (st->kind) {
+    case CONVOY_STEP_SEND: return convoy__add_send(ns, st->comm, st->peer, st->tag, st->src, nd, deps);
+    case CONVOY_STEP_RECV: return convoy__add_recv(ns, st->comm, st->peer, st->tag, st->dst, nd, deps);
+    case CONVOY_STEP_REDUCE: return convoy__add_reduce(ns, st->src, st->dst, nd, deps);
+    case CONVOY_STEP_COPY: return convoy__add_copy(ns, st->src, st->dst, nd, deps);
+    case CONVOY_STEP_NOTIFY: return convoy__add_notify(ns, st->flag, st->value, nd, deps);
+    case CONVOY_STEP_WAIT: return convoy__add_wait(ns, st->peer, st->flag, st->value, nd, deps);
+    case CONVOY_STEP_NESTED:
+        /* The child moves to the new schedule (the old one forgets it below). */
+        return convoy__add_nested(ns, st->comm, s->children[st->child], nd, deps);
+    default: return -1;
+    }
+}
+
+int convoy__check_rewrite(convoy__schedule *s, int drop, int dup, int edge_from, int edge_to)
+{
+    const int n = s->nsteps, m = n + (dup >= 0);
+    if (drop >= n || dup >= n || edge_from >= n || edge_to >= n || (dup >= 0 && dup == drop) ||
+        (dup >= 0 && s->steps[dup].kind == CONVOY_STEP_NESTED))
+        return CONVOY_ERR_ARG;
+    int rc = 0;
+    /* Dependency lists of the edited graph; step n is the duplicate. */
+    int **deps = calloc((size_t)m, sizeof *deps);
+    int *nd = calloc((size_t)m, sizeof *nd);
+    int *order = malloc((size_t)m * sizeof *order);
+    int *newidx = malloc((size_t)m * sizeof *newidx);
+    int *indeg = calloc((size_t)m, sizeof *indeg);
+    int *tmp = malloc(((size_t)m + 2) * sizeof *tmp);
+    convoy__schedule ns;
+    convoy__sched_init(&ns);
+    if (!deps || !nd || !order || !newidx || !indeg || !tmp) {
+        rc = CONVOY_ERR_NO_MEM;
+        goto cleanup;
+    }
+    for (int i = 0; i < m; i++) {
+        const convoy__step *st = &s->steps[i < n ? i : dup];
+        int cap = st->ndeps + (drop >= 0 ? s->steps[drop].ndeps : 0) + 2;
+        deps[i] = malloc((size_t)cap * sizeof **deps);
+        if (!deps[i]) {
+            rc = CONVOY_ERR_NO_MEM;
+            goto cleanup;
+        }
+        for (int k = 0; k < st->ndeps; k++) {
+            int dd = s->deps[st->dep_first + k];
+            if (dd == drop) {
+                /* The dropped step's dependents inherit its dependencies. */
+                for (int j = 0; j < s->steps[drop].ndeps; j++)
+                    deps[i][nd[i]++] = s->deps[s->steps[drop].dep_first + j];
+            } else {
+                deps[i][nd[i]++] = dd;
+            }
+        }
+        if (i == n) deps[i][nd[i]++] = dup;
+        if (i == edge_to && edge_from >= 0) deps[i][nd[i]++] = edge_from;
+    }
+    /* Kahn's algorithm, lowest index first, so an unchanged region keeps its order. */
+    for (int i = 0; i < m; i++)
+        if (i != drop)
+            for (int k = 0; k < nd[i]; k++) indeg[i]++;
+    int cnt = 0;
+    for (;;) {
+        int next = -1;
+        for (int i = 0; i < m && next < 0; i++)
+            if (i != drop && indeg[i] == 0) next = i;
+        if (next < 0) break;
+        indeg[next] = -1;
+        order[cnt++] = next;
+        for (int i = 0; i < m; i++)
+            if (i != drop && indeg[i] > 0)
+                for (int k = 0; k < nd[i]; k++)
+                    if (deps[i][k] == next) indeg[i]--;
+    }
+    if (cnt != m - (drop >= 0)) {
+        rc = CONVOY_ERR_ARG; /* the new edge closes a cycle inside the schedule */
+        goto cleanup;
+    }
+    for (int k = 0; k < cnt; k++) {
+        int i = order[k];
+        const convoy__step *st = &s->steps[i < n ? i : dup];
+        for (int j = 0; j < nd[i]; j++) tmp[j] = newidx[deps[i][j]];
+        newidx[i] = readd(&ns, s, st, nd[i], tmp);
+        if (newidx[i] < 0) {
+            rc = ns.err ? ns.err : CONVOY_ERR_INTERN;
+            goto cleanup;
+        }
+    }
+    ns.tmp_bytes = s->tmp_bytes;
+    ns.shm_bytes = s->shm_bytes > ns.shm_bytes ? s->shm_bytes : ns.shm_bytes;
+    if (s->nflags > ns.nflags) ns.nflags = s->nflags;
+    /* The dropped step's child (if any) stays with the old schedule and is freed there;
+     * the others now belong to ns. */
+    for (int i = 0; i < n; i++)
+        if (s->steps[i].kind == CONVOY_STEP_NESTED && i != drop) s->children[s->steps[i].child] = NULL;
+    {
+        int keep = 0;
+        for (int i = 0; i < s->nchildren; i++)
+            if (s->children[i]) s->children[keep++] = s->children[i];
+        s->nchildren = keep;
+    }
+    convoy__sched_free(s);
+    *s = ns;
+    convoy__sched_init(&ns);
+cleanup:
+    if (rc) ns.nchildren = 0; /* on failure the children still belong to s */
+    convoy__sched_free(&ns);
+    for (int i = 0; deps && i < m; i++) free(deps[i]);
+    free(deps);
+    free(nd);
+    free(order);
+    free(newidx);
+    free(indeg);
+    free(tmp);
+    return rc;
+}
+
+/* --- the mutations ------------------------------------------------------------------- */
+
+static int first_step(const convoy__schedule *s, int kind, int from)
+{
+    for (int i = from; i < s->nsteps; i++)
+        if (s->steps[i].kind == kind) return i;
+    return -1;
+}
+
+/* Does step j depend on step i (directly or through others)? */
+static int depends(const convoy__schedule *s, int j, int i)
+{
+    if (j == i) return 1;
+    if (j < i) return 0;
+    const convoy__step *st = &s->steps[j];
+    for (int k = 0; k < st->ndeps; k++)
+        if (depends(s, s->deps[st->dep_first + k], i)) return 1;
+    return 0;
+}
+
+static int peer_size(const convoy__topo *t, int comm)
+{
+    return comm == CONVOY_COMM_NODE ? t->ppn : comm == CONVOY_COMM_LANE ? t->lane_size : t->size;
+}
+
+static int mut_drop(void *ctx, const convoy__args *a, convoy__schedule *s)
+{
+    const convoy__mutate_ctx *m = ctx;
+    if (a->topo->rank != m->target) return 0;
+    int i = first_step(s, CONVOY_STEP_RECV, 0);
+    if (i < 0) return 0;
+    int rc = convoy__check_rewrite(s, i, -1, -1, -1);
+    return rc ? rc : 1;
+}
+
+static int mut_wrongsrc(void *ctx, const convoy__args *a, convoy__schedule *s)
+{
+    const convoy__mutate_ctx *m = ctx;
+    if (a->topo->rank != m->target) return 0;
+    int i = first_step(s, CONVOY_STEP_RECV, 0);
+    if (i < 0) return 0;
+    convoy__step *st = &s->steps[i];
+    int n = peer_size(a->topo, st->comm);
+    if (n < 2) return 0;
+    st->peer = (st->peer + 1) % n;
+    return 1;
+}
+
+static int mut_dupreduce(void *ctx, const convoy__args *a, convoy__schedule *s)
+{
+    const convoy__mutate_ctx *m = ctx;
+    if (a->topo->rank != m->target) return 0;
+    int i = first_step(s, CONVOY_STEP_REDUCE, 0);
+    for (; i >= 0 && s->steps[i].src.count == 0; i = first_step(s, CONVOY_STEP_REDUCE, i + 1)) {
+    }
+    if (i < 0) return 0;
+    int rc = convoy__check_rewrite(s, -1, i, -1, -1);
+    return rc ? rc : 1;
+}
+
+static int mut_offbyone(void *ctx, const convoy__args *a, convoy__schedule *s)
+{
+    const convoy__mutate_ctx *m = ctx;
+    if (a->topo->rank != m->target) return 0;
+    for (int i = 0; i < s->nsteps; i++) {
+        convoy__step *st = &s->steps[i];
+        if ((st->kind == CONVOY_STEP_RECV || st->kind == CONVOY_STEP_COPY) &&
+            st->dst.buf == CONVOY_BUF_RECV && st->dst.count > 0) {
+            st->dst.off += st->dst.tslot == CONVOY_T_BYTE ? 1
+                           : st->dst.tslot == CONVOY_T_SEND ? a->stype.extent
+                                                            : a->rtype.extent;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* In rank r's schedule: the first send to `peer` (-1: any peer, in the whole
+ * communicator) with an independent receive from the same peer; makes the receive wait
+ * for the send. *chosen = the peer. */
+static int add_cycle(convoy__schedule *s, int peer, int *chosen)
+{
+    for (int i = 0; i < s->nsteps; i++) {
+        const convoy__step *snd = &s->steps[i];
+        if (snd->kind != CONVOY_STEP_SEND || snd->comm != CONVOY_COMM_ALL) continue;
+        if (peer >= 0 && snd->peer != peer) continue;
+        for (int j = 0; j < s->nsteps; j++) {
+            const convoy__step *rcv = &s->steps[j];
+            if (rcv->kind != CONVOY_STEP_RECV || rcv->comm != CONVOY_COMM_ALL ||
+                rcv->peer != snd->peer || depends(s, j, i) || depends(s, i, j))
+                continue;
+            *chosen = snd->peer;
+            int rc = convoy__check_rewrite(s, -1, -1, i, j);
+            return rc ? rc : 1;
+        }
+    }
+    return 0;
+}
+
+static int mut_cycle(void *ctx, const convoy__args *a, convoy__schedule *s)
+{
+    convoy__mutate_ctx *m = ctx;
+    int chosen = -1;
+    /* Ranks come in order: the target (rank 0) picks its partner, the partner follows. */
+    if (a->topo->rank == m->target) {
+        m->partner = -1;
+        int rc = add_cycle(s, -1, &chosen);
+        if (rc > 0) m->partner = chosen;
+        return rc;
+    }
+    if (a->topo->rank == m->partner) return add_cycle(s, m->target, &chosen);
+    return 0;
+}
+
+static int mut_shmread(void *ctx, const convoy__args *a, convoy__schedule *s)
+{
+    const convoy__mutate_ctx *m = ctx;
+    if (a->topo->rank != m->target) return 0;
+    /* The first wait that a copy out of the segment depends on. */
+    for (int j = 0; j < s->nsteps; j++) {
+        const convoy__step *cp = &s->steps[j];
+        if (cp->kind != CONVOY_STEP_COPY || cp->src.buf != CONVOY_BUF_SHM) continue;
+        for (int k = 0; k < cp->ndeps; k++) {
+            int i = s->deps[cp->dep_first + k];
+            if (s->steps[i].kind != CONVOY_STEP_WAIT) continue;
+            int rc = convoy__check_rewrite(s, i, -1, -1, -1);
+            return rc ? rc : 1;
+        }
+    }
+    return 0;
+}
+
+static void set_algo(convoy__check_case *c, int coll, const char *name)
+{
+    c->coll = coll;
+    c->algo = convoy__check_algo_find(coll, name);
+}
+
+static void setup_ring(convoy__check_case *c)
+{
+    set_algo(c, CONVOY_COLL_ALLGATHERV, "ring");
+    c->procs = 6;
+    c->ppn = 2;
+    c->counts = "regular";
+    c->base = 3;
+}
+
+static void setup_recdbl(convoy__check_case *c)
+{
+    set_algo(c, CONVOY_COLL_ALLREDUCE, "recdbl");
+    c->procs = 8;
+    c->ppn = 2;
+    c->count = 5;
+}
+
+static void setup_shm(convoy__check_case *c)
+{
+    set_algo(c, CONVOY_COLL_ALLGATHERV, "shm_stream");
+    c->procs = 4;
+    c->ppn = 4;
+    c->counts = "regular";
+    c->base = 40;
+    c->shm_bytes = 512; /* 64-byte chunks: each block streams in 5 chunks through 2 slots */
+}
+
+const convoy__check_mutation convoy__check_mutations[] = {
+    {"drop", "the first receive step of rank 1 is dropped", 1, setup_ring, mut_drop},
+    {"wrongsrc", "the first receive of rank 1 names the wrong source", 1, setup_ring,
+     mut_wrongsrc},
+    {"dupreduce", "the first reduce of rank 1 is done twice", 1, setup_recdbl, mut_dupreduce},
+    {"offbyone", "the first write into rank 1's receive buffer is shifted by one element", 1,
+     setup_ring, mut_offbyone},
+    {"cycle", "rank 0 and its partner each receive only after their send (send-send cycle)",
+     0, setup_recdbl, mut_cycle},
+    {"shmread", "rank 1 copies out of the segment without waiting for the notification", 1,
+     setup_shm, mut_shmread},
+};
+const int convoy__check_nmutations =
+    (int)(sizeof convoy__check_mutations / sizeof convoy__check_mutations[0]);
+
+const convoy__check_mutation *convoy__check_mutation_find(const char *name)
+{
+    for (int i = 0; i < convoy__check_nmutations; i++)
+        if (strcmp(convoy__check_mutations[i].name, name) == 0) return &convoy__check_mutations[i];
+    return NULL;
+}
