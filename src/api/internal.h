@@ -67,7 +67,8 @@ typedef struct convoy__cstate {
 /* The state of comm, made if there is none yet: blocking (collective: dup, splits, the
  * segment) or, for nonblocking calls, started without blocking (then *fresh is set and
  * the call is served natively; later calls wait in their progress for the setup).
- * *cs = NULL if comm cannot have one (an intercommunicator, or after MPI_Finalize began). */
+ * *cs = NULL if comm cannot have one (an intercommunicator, or after MPI_Finalize began),
+ * or if a nonblocking call under MPI_THREAD_MULTIPLE finds none (see comm.c). */
 int convoy__cstate_get(MPI_Comm comm, int blocking, convoy__cstate **cs, int *fresh);
 /* Advances a nonblocking setup; cs->ready tells when it is done. */
 int convoy__cstate_progress(convoy__cstate *cs);

@@ -80,15 +80,18 @@ static int bits_interval(const uint64_t *s, int W, int *lo, int *hi)
 {
     *lo = -1;
     *hi = -1;
-    int n = 0;
-    for (int k = 0; k < W; k++)
-        for (int b = 0; b < 64; b++)
-            if (s[k] >> b & 1) {
-                if (*lo < 0) *lo = k * 64 + b;
-                *hi = k * 64 + b;
-                n++;
-            }
-    return n > 0 && n == *hi - *lo + 1;
+    for (int k = 0; k < W; k++) {
+        if (!s[k]) continue;
+        if (*lo < 0) *lo = k * 64 + __builtin_ctzll(s[k]);
+        *hi = k * 64 + 63 - __builtin_clzll(s[k]);
+    }
+    if (*lo < 0) return 0;
+    for (int k = *lo / 64; k <= *hi / 64; k++) {
+        int from = k == *lo / 64 ? *lo % 64 : 0, to = k == *hi / 64 ? *hi % 64 : 63;
+        uint64_t want = (to == 63 ? ~0ULL : (1ULL << (to + 1)) - 1) & ~((1ULL << from) - 1);
+        if (s[k] != want) return 0;
+    }
+    return 1;
 }
 
 /* "0-3,7,9-12", cut short when long. */
@@ -117,49 +120,61 @@ static int ar_reduce(chk_world *w, chk_rank *r, const unsigned char *in, unsigne
 {
     ar_ctx *c = w->ctx;
     const int W = c->W;
+    /* Cells are whole words: work in place when aligned (always, unless a builder used
+     * odd byte offsets), through scratch copies otherwise. */
+    const int aligned = (uintptr_t)in % 8 == 0 && (uintptr_t)inout % 8 == 0;
     for (int64_t e = 0; e < count; e++) {
-        memcpy(c->a, in + e * c->cb, (size_t)c->cb);
-        memcpy(c->b, inout + e * c->cb, (size_t)c->cb);
+        const uint64_t *pa;
+        uint64_t *pb;
+        if (aligned) {
+            pa = (const uint64_t *)(const void *)(in + e * c->cb);
+            pb = (uint64_t *)(void *)(inout + e * c->cb);
+        } else {
+            memcpy(c->a, in + e * c->cb, (size_t)c->cb);
+            memcpy(c->b, inout + e * c->cb, (size_t)c->cb);
+            pa = c->a;
+            pb = c->b;
+        }
         char st[128], x[256], y[256];
-        if (!ar_valid(c->a[0]) || !ar_valid(c->b[0]) || c->a[0] != c->b[0]) {
+        if (!ar_valid(pa[0]) || !ar_valid(pb[0]) || pa[0] != pb[0]) {
             chk_active_step(r, CONVOY_STEP_REDUCE, st, sizeof st);
-            if (!ar_valid(c->a[0]) || !ar_valid(c->b[0]))
+            if (!ar_valid(pa[0]) || !ar_valid(pb[0]))
                 return chk_fail(w, "rank %d, %s: reduce of element %lld reads data nobody wrote "
                                    "(in its %s)",
                                 r->rank, st, (long long)e,
-                                !ar_valid(c->a[0]) ? "input" : "target");
+                                !ar_valid(pa[0]) ? "input" : "target");
             return chk_fail(w, "rank %d, %s: reduce combines element %llu with element %llu",
-                            r->rank, st, (unsigned long long)(c->a[0] & 0xffffffffffULL),
-                            (unsigned long long)(c->b[0] & 0xffffffffffULL));
+                            r->rank, st, (unsigned long long)(pa[0] & 0xffffffffffULL),
+                            (unsigned long long)(pb[0] & 0xffffffffffULL));
         }
-        const uint64_t elem = c->a[0] & 0xffffffffffULL;
+        const uint64_t elem = pa[0] & 0xffffffffffULL;
         for (int k = 1; k <= W; k++) {
-            uint64_t both = c->a[k] & c->b[k];
+            uint64_t both = pa[k] & pb[k];
             if (!both) continue;
             int q = (k - 1) * 64 + __builtin_ctzll(both);
             chk_active_step(r, CONVOY_STEP_REDUCE, st, sizeof st);
-            bits_describe(c->a + 1, c->P, x, sizeof x);
-            bits_describe(c->b + 1, c->P, y, sizeof y);
+            bits_describe(pa + 1, c->P, x, sizeof x);
+            bits_describe(pb + 1, c->P, y, sizeof y);
             return chk_fail(w, "rank %d, element %llu, %s: the contribution of rank %d is counted "
                                "twice (reduce of ranks {%s} into ranks {%s})",
                             r->rank, (unsigned long long)elem, st, q, x, y);
         }
         if (c->order) {
             int alo, ahi, blo, bhi;
-            int ia = bits_interval(c->a + 1, W, &alo, &ahi);
-            int ib = bits_interval(c->b + 1, W, &blo, &bhi);
+            int ia = bits_interval(pa + 1, W, &alo, &ahi);
+            int ib = bits_interval(pb + 1, W, &blo, &bhi);
             if (!ia || !ib || ahi + 1 != blo) {
                 chk_active_step(r, CONVOY_STEP_REDUCE, st, sizeof st);
-                bits_describe(c->a + 1, c->P, x, sizeof x);
-                bits_describe(c->b + 1, c->P, y, sizeof y);
+                bits_describe(pa + 1, c->P, x, sizeof x);
+                bits_describe(pb + 1, c->P, y, sizeof y);
                 return chk_fail(w, "rank %d, element %llu, %s: rank order broken for a "
                                    "non-commutative operation: reduce(in = ranks {%s}, inout = "
                                    "ranks {%s}) needs two rank intervals, in directly below inout",
                                 r->rank, (unsigned long long)elem, st, x, y);
             }
         }
-        for (int k = 1; k <= W; k++) c->b[k] |= c->a[k];
-        memcpy(inout + e * c->cb, c->b, (size_t)c->cb);
+        for (int k = 1; k <= W; k++) pb[k] |= pa[k];
+        if (!aligned) memcpy(inout + e * c->cb, pb, (size_t)c->cb);
     }
     return 0;
 }
@@ -418,11 +433,13 @@ static int verify(const casedata *d, int op, int rank, const unsigned char *rb, 
                          rank, (long long)e, (unsigned long long)(cell[0] & 0xffffffffffULL));
             return 1;
         }
+        /* All P bits, none beyond. */
         int full = 1;
-        for (int q = 0; q < d->P; q++)
-            if (!(cell[1 + q / 64] >> (q % 64) & 1)) full = 0;
-        for (int q = d->P; q < W * 64; q++)
-            if (cell[1 + q / 64] >> (q % 64) & 1) full = 0;
+        for (int k = 0; k < W; k++) {
+            int bits = d->P - 64 * k >= 64 ? 64 : d->P - 64 * k;
+            uint64_t want = bits == 64 ? ~0ULL : (1ULL << bits) - 1;
+            if (cell[1 + k] != want) full = 0;
+        }
         if (!full) {
             char have[256];
             bits_describe(cell + 1, d->P, have, sizeof have);

@@ -540,6 +540,8 @@ static int start_op(chk_world *w, chk_rank *r)
 static void progress(chk_world *w, chk_rank *r)
 {
     int done = 0;
+    /* Its own last notification may have queued a rank that finished in the same call. */
+    if (r->done || !r->running) return;
     int rc = convoy__exec_progress(&r->x, &done);
     if (w->failed) return;
     if (rc) {

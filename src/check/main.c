@@ -1,0 +1,580 @@
+/*
+ * convoy-check: proves algorithms with the symbolic checker, without MPI.
+ *
+ *   convoy-check --coll allgatherv --algo ring --procs 1-64 --ppn 1,2,3,4 \
+ *                --layouts regular,nonuniform,scattered --counts random,zeros,broadcast
+ *
+ * prints one line per failed case (the case and the reason), optionally statistics, and
+ * as its last line "N passed, M failed"; the exit status is non-zero if any case failed.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "check/check.h"
+#include "check/dist.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: convoy-check [options]\n"
+            "  --coll C[,C]          allgatherv, allreduce (default: both)\n"
+            "  --algo NAME[,NAME]|all  algorithms (default all registered; the checker also\n"
+            "                        knows the test builder shm_stream for allgatherv)\n"
+            "  --procs LIST          process counts, e.g. 1-8,13,64 (default 1-16)\n"
+            "  --ppn LIST            processes per node (default 1,2,3,4)\n"
+            "  --layouts LIST        regular,nonuniform,scattered (default all three)\n"
+            "  --ids 0,0,1,...       explicit node id per rank (instead of procs/ppn/layouts)\n"
+            "  --counts LIST|all     allgatherv count distributions (default\n"
+            "                        random,zeros,broadcast; all: every known one)\n"
+            "  --base C              base count c of the distributions (default 5)\n"
+            "  --count LIST          allreduce element counts (default 0,1,7)\n"
+            "  --op comm,noncomm     allreduce operation kinds (default both; noncomm only for\n"
+            "                        algorithms that claim to keep rank order)\n"
+            "  --inplace LIST        0,1 (default both)\n"
+            "  --seeds N             seeds 1..N per case (default 2)\n"
+            "  --seed S              only seed S (to reproduce a failure)\n"
+            "  --mode LIST           lockstep,shuffle (default both)\n"
+            "  --ops N               operations in a row per run (default: 2 with a node\n"
+            "                        segment, else 1)\n"
+            "  --shm-bytes B         node segment offered to builders (default 65536)\n"
+            "  --param NAME=VALUE    algorithm parameter (repeatable)\n"
+            "  --stats               per-algorithm statistics (rounds, messages, bytes)\n"
+            "  --verbose             one line per case with its statistics\n"
+            "  --list                print every registered algorithm: <coll> <algo> <params>\n"
+            "  --mutate NAME|all     run the mutation suite (each mutation must be caught):\n");
+    for (int i = 0; i < convoy__check_nmutations; i++)
+        fprintf(f, "                          %-10s %s\n", convoy__check_mutations[i].name,
+                convoy__check_mutations[i].what);
+}
+
+/* --- option parsing ------------------------------------------------------------------ */
+
+typedef struct intlist {
+    int64_t *v;
+    int n;
+} intlist;
+
+/* "1-8,13,64" -> 1..8, 13, 64. */
+static int parse_ints(const char *s, intlist *l)
+{
+    l->n = 0;
+    free(l->v);
+    l->v = NULL;
+    int cap = 0;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        long long a = strtoll(p, &end, 10), b;
+        if (end == p) return -1;
+        p = end;
+        b = a;
+        if (*p == '-') {
+            p++;
+            b = strtoll(p, &end, 10);
+            if (end == p || b < a) return -1;
+            p = end;
+        }
+        for (long long x = a; x <= b; x++) {
+            if (l->n == cap) {
+                cap = cap ? cap * 2 : 16;
+                int64_t *q = realloc(l->v, (size_t)cap * sizeof *q);
+                if (!q) return -1;
+                l->v = q;
+            }
+            l->v[l->n++] = x;
+        }
+        if (*p == ',') {
+            p++;
+            if (!*p) return -1;
+        } else if (*p) {
+            return -1;
+        }
+    }
+    return l->n > 0 ? 0 : -1;
+}
+
+typedef struct strlist {
+    char **v;
+    int n;
+} strlist;
+
+static int parse_strs(const char *s, strlist *l)
+{
+    for (int i = 0; i < l->n; i++) free(l->v[i]);
+    free(l->v);
+    l->v = NULL;
+    l->n = 0;
+    int cap = 0;
+    const char *p = s;
+    while (*p) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == 0) return -1;
+        if (l->n == cap) {
+            cap = cap ? cap * 2 : 8;
+            char **q = realloc(l->v, (size_t)cap * sizeof *q);
+            if (!q) return -1;
+            l->v = q;
+        }
+        char *x = malloc(len + 1);
+        if (!x) return -1;
+        memcpy(x, p, len);
+        x[len] = '\0';
+        l->v[l->n++] = x;
+        p += len;
+        if (*p == ',') p++;
+    }
+    return l->n > 0 ? 0 : -1;
+}
+
+static void free_strs(strlist *l)
+{
+    for (int i = 0; i < l->n; i++) free(l->v[i]);
+    free(l->v);
+}
+
+/* --- statistics ---------------------------------------------------------------------- */
+
+typedef struct agg {
+    const convoy__algo *algo;
+    long cases;
+    int64_t rounds, msgs, bytes, rank_inter, node_out, node_in, lane_max;
+    double lane_ratio, rank_ratio; /* worst max/min over cases with inter-node traffic */
+} agg;
+
+static void agg_add(agg *g, const convoy__check_stats *st)
+{
+    g->cases++;
+#define MAXI(f, v) if ((v) > g->f) g->f = (v)
+    MAXI(rounds, st->rounds);
+    MAXI(msgs, st->rank_msgs_max);
+    MAXI(bytes, st->rank_bytes_max);
+    MAXI(rank_inter, st->rank_inter_max);
+    MAXI(node_out, st->node_out_max);
+    MAXI(node_in, st->node_in_max);
+    MAXI(lane_max, st->lane_max);
+#undef MAXI
+}
+
+/* --- the sweep ----------------------------------------------------------------------- */
+
+typedef struct opts {
+    strlist colls, algos, layouts, counts, ops_kinds, modes;
+    intlist procs, ppn, count, inplace;
+    int64_t base, shm_bytes;
+    int seeds, seed, ops, stats, verbose;
+    int64_t *ids;
+    int nids;
+    int nparams;
+    convoy__param params[CONVOY_MAX_PARAMS];
+    const char *mutate;
+} opts;
+
+typedef struct tally {
+    long passed, failed, skipped;
+} tally;
+
+static void case_name(const convoy__check_case *c, int coll, char *buf, size_t len)
+{
+    char where[64];
+    if (c->ids)
+        snprintf(where, sizeof where, "P=%d ids=given", c->procs);
+    else
+        snprintf(where, sizeof where, "P=%d ppn=%d layout=%s", c->procs, c->ppn,
+                 convoy__layout_name(c->layout));
+    if (coll == CONVOY_COLL_ALLGATHERV)
+        snprintf(buf, len, "%s %s %s counts=%s base=%lld inplace=%d seed=%llu",
+                 convoy__coll_name(coll), c->algo->name, where, c->counts, (long long)c->base,
+                 c->inplace, (unsigned long long)c->seed);
+    else
+        snprintf(buf, len, "%s %s %s count=%lld op=%s inplace=%d seed=%llu",
+                 convoy__coll_name(coll), c->algo->name, where, (long long)c->count,
+                 c->commutative ? "comm" : "noncomm", c->inplace, (unsigned long long)c->seed);
+}
+
+/* Runs one case; in mutation mode also the unmutated baseline. */
+static void run_case(convoy__check_case *c, const opts *o, const convoy__check_mutation *mut,
+                     tally *t, agg *g)
+{
+    char name[512];
+    convoy__check_result res;
+    case_name(c, c->coll, name, sizeof name);
+    if (mut) {
+        convoy__check_case base = *c;
+        base.mutate = NULL;
+        int rc = convoy__check_run(&base, &res);
+        if (rc || res.status == CONVOY_CHECK_SKIP) {
+            t->skipped++;
+            return;
+        }
+        if (res.status == CONVOY_CHECK_FAIL) {
+            printf("BASELINE FAILS %s %s: %s\n", mut->name, name, res.reason);
+            t->failed++;
+            return;
+        }
+        convoy__mutate_ctx mc = {mut, mut->target, -1};
+        c->mutate = mut->mutate;
+        c->mutate_ctx = &mc;
+        rc = convoy__check_run(c, &res);
+        c->mutate = NULL;
+        c->mutate_ctx = NULL;
+        if (rc) {
+            printf("ERROR %s %s: the checker could not run (%d)\n", mut->name, name, rc);
+            t->failed++;
+        } else if (res.mutated == 0) {
+            t->skipped++; /* nothing to mutate in this case */
+        } else if (res.status == CONVOY_CHECK_FAIL) {
+            printf("caught %s %s: %s\n", mut->name, name, res.reason);
+            t->passed++;
+        } else {
+            printf("MISSED %s %s: the mutated schedule (%s) passed\n", mut->name, name,
+                   mut->what);
+            t->failed++;
+        }
+        return;
+    }
+    int rc = convoy__check_run(c, &res);
+    if (rc) {
+        printf("ERROR %s: the checker could not run (%d)\n", name, rc);
+        t->failed++;
+        return;
+    }
+    if (res.status == CONVOY_CHECK_SKIP) {
+        t->skipped++;
+        if (o->verbose) printf("skip %s: %s\n", name, res.reason);
+        return;
+    }
+    if (res.status == CONVOY_CHECK_FAIL) {
+        printf("FAIL %s: %s\n", name, res.reason);
+        t->failed++;
+        return;
+    }
+    t->passed++;
+    if (g) agg_add(g, &res.st);
+    if (o->verbose)
+        printf("ok %s: rounds %lld, messages %lld (max %lld per rank), bytes %lld (max %lld per "
+               "rank), inter-node bytes per node max out %lld in %lld, per lane %lld..%lld\n",
+               name, (long long)res.st.rounds, (long long)res.st.msgs,
+               (long long)res.st.rank_msgs_max, (long long)res.st.bytes,
+               (long long)res.st.rank_bytes_max, (long long)res.st.node_out_max,
+               (long long)res.st.node_in_max, (long long)res.st.lane_min,
+               (long long)res.st.lane_max);
+}
+
+static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
+                       const convoy__check_mutation *mut, tally *t, agg *g)
+{
+    convoy__check_case c;
+    convoy__check_case_init(&c);
+    c.coll = coll;
+    c.algo = al;
+    c.base = o->base;
+    c.shm_bytes = o->shm_bytes;
+    c.ops = o->ops;
+    c.nparams = o->nparams;
+    memcpy(c.params, o->params, sizeof c.params);
+    c.modes = 0;
+    for (int i = 0; i < o->modes.n; i++)
+        c.modes |= strcmp(o->modes.v[i], "lockstep") == 0 ? CONVOY_CHECK_LOCKSTEP
+                                                           : CONVOY_CHECK_SHUFFLE;
+    const int nprocs = o->ids ? 1 : o->procs.n, nppn = o->ids ? 1 : o->ppn.n,
+              nlay = o->ids ? 1 : o->layouts.n;
+    const int nkind = coll == CONVOY_COLL_ALLGATHERV ? o->counts.n : o->count.n;
+    const int nop = coll == CONVOY_COLL_ALLREDUCE ? o->ops_kinds.n : 1;
+    const int s0 = o->seed ? o->seed : 1, s1 = o->seed ? o->seed : o->seeds;
+    for (int ip = 0; ip < nprocs; ip++)
+        for (int jp = 0; jp < nppn; jp++)
+            for (int lk = 0; lk < nlay; lk++)
+                for (int kk = 0; kk < nkind; kk++)
+                    for (int oi = 0; oi < nop; oi++)
+                        for (int ii = 0; ii < o->inplace.n; ii++)
+                            for (int seed = s0; seed <= s1; seed++) {
+                                if (o->ids) {
+                                    c.procs = o->nids;
+                                    c.ids = o->ids;
+                                } else {
+                                    c.procs = (int)o->procs.v[ip];
+                                    c.ppn = (int)o->ppn.v[jp];
+                                    c.layout = convoy__layout_parse(o->layouts.v[lk]);
+                                }
+                                if (coll == CONVOY_COLL_ALLGATHERV)
+                                    c.counts = o->counts.v[kk];
+                                else
+                                    c.count = o->count.v[kk];
+                                c.commutative = 1;
+                                if (coll == CONVOY_COLL_ALLREDUCE &&
+                                    strcmp(o->ops_kinds.v[oi], "noncomm") == 0) {
+                                    if (!(al->props & CONVOY_ALGO_NONCOMMUTATIVE)) continue;
+                                    c.commutative = 0;
+                                }
+                                c.inplace = (int)o->inplace.v[ii];
+                                c.seed = (uint64_t)seed;
+                                run_case(&c, o, mut, t, g);
+                            }
+}
+
+static int list_algos(void)
+{
+    for (int i = 0; i < convoy__nalgos; i++) {
+        const convoy__algo *al = &convoy__algos[i];
+        if (al->params && al->params[0])
+            printf("%s %s %s\n", convoy__coll_name(al->coll), al->name, al->params);
+        else
+            printf("%s %s\n", convoy__coll_name(al->coll), al->name);
+    }
+    return 0;
+}
+
+/* Runs a mutation on its own case: every seed, each mode on its own. */
+static void mutation_default(const opts *o, const convoy__check_mutation *m, tally *t)
+{
+    convoy__check_case c;
+    convoy__check_case_init(&c);
+    m->setup(&c);
+    if (!c.algo) {
+        printf("ERROR %s: its algorithm is not registered\n", m->name);
+        t->failed++;
+        return;
+    }
+    const int s0 = o->seed ? o->seed : 1, s1 = o->seed ? o->seed : o->seeds;
+    for (int seed = s0; seed <= s1; seed++)
+        for (int mode = CONVOY_CHECK_LOCKSTEP; mode <= CONVOY_CHECK_SHUFFLE; mode <<= 1) {
+            c.seed = (uint64_t)seed;
+            c.modes = mode;
+            run_case(&c, o, m, t, NULL);
+        }
+}
+
+int main(int argc, char **argv)
+{
+    opts o;
+    memset(&o, 0, sizeof o);
+    int rc = 2, list = 0;
+    tally t = {0, 0, 0};
+    agg *aggs = NULL;
+    int naggs = 0;
+    o.base = 5;
+    o.shm_bytes = 65536;
+    o.seeds = 2;
+    if (parse_strs("allgatherv,allreduce", &o.colls) || parse_strs("all", &o.algos) ||
+        parse_strs("regular,nonuniform,scattered", &o.layouts) ||
+        parse_strs("random,zeros,broadcast", &o.counts) || parse_strs("comm,noncomm", &o.ops_kinds) ||
+        parse_strs("lockstep,shuffle", &o.modes) || parse_ints("1-16", &o.procs) ||
+        parse_ints("1-4", &o.ppn) || parse_ints("0,1,7", &o.count) ||
+        parse_ints("0,1", &o.inplace)) {
+        fprintf(stderr, "convoy-check: out of memory\n");
+        goto cleanup;
+    }
+    int coll_given = 0, algo_given = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int bad = 0, takes = 1;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            rc = 0;
+            goto cleanup;
+        } else if (!strcmp(a, "--list")) {
+            list = 1;
+            takes = 0;
+        } else if (!strcmp(a, "--stats")) {
+            o.stats = 1;
+            takes = 0;
+        } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
+            o.verbose = o.stats = 1;
+            takes = 0;
+        } else if (!v) {
+            bad = 1;
+        } else if (!strcmp(a, "--coll")) {
+            bad = parse_strs(v, &o.colls);
+            coll_given = 1;
+        } else if (!strcmp(a, "--algo")) {
+            bad = parse_strs(v, &o.algos);
+            algo_given = 1;
+        } else if (!strcmp(a, "--procs")) {
+            bad = parse_ints(v, &o.procs);
+            for (int k = 0; !bad && k < o.procs.n; k++) bad = o.procs.v[k] < 1;
+        } else if (!strcmp(a, "--ppn")) {
+            bad = parse_ints(v, &o.ppn);
+            for (int k = 0; !bad && k < o.ppn.n; k++) bad = o.ppn.v[k] < 1;
+        } else if (!strcmp(a, "--layouts")) {
+            bad = parse_strs(v, &o.layouts);
+            for (int k = 0; !bad && k < o.layouts.n; k++)
+                bad = convoy__layout_parse(o.layouts.v[k]) < 0;
+        } else if (!strcmp(a, "--ids")) {
+            free(o.ids);
+            o.ids = malloc((strlen(v) + 1) * sizeof *o.ids);
+            o.nids = o.ids ? convoy__nodemap_parse(v, o.ids, (int)strlen(v) + 1) : -1;
+            bad = o.nids < 1;
+        } else if (!strcmp(a, "--counts")) {
+            if (!strcmp(v, "all")) {
+                char all[512] = "";
+                for (int k = 0; k < convoy__dist_count(); k++) {
+                    strcat(all, k ? "," : "");
+                    strcat(all, convoy__dist_name(k));
+                }
+                bad = parse_strs(all, &o.counts);
+            } else {
+                bad = parse_strs(v, &o.counts);
+                int64_t tmp[1];
+                for (int k = 0; !bad && k < o.counts.n; k++)
+                    bad = convoy__dist_counts(o.counts.v[k], 1, 0, 0, tmp) != 0;
+            }
+        } else if (!strcmp(a, "--base")) {
+            char *e;
+            o.base = strtoll(v, &e, 10);
+            bad = *e || o.base < 0;
+        } else if (!strcmp(a, "--count")) {
+            bad = parse_ints(v, &o.count);
+            for (int k = 0; !bad && k < o.count.n; k++) bad = o.count.v[k] < 0;
+        } else if (!strcmp(a, "--op")) {
+            bad = parse_strs(v, &o.ops_kinds);
+            for (int k = 0; !bad && k < o.ops_kinds.n; k++)
+                bad = strcmp(o.ops_kinds.v[k], "comm") && strcmp(o.ops_kinds.v[k], "noncomm");
+        } else if (!strcmp(a, "--inplace")) {
+            bad = parse_ints(v, &o.inplace);
+            for (int k = 0; !bad && k < o.inplace.n; k++)
+                bad = o.inplace.v[k] != 0 && o.inplace.v[k] != 1;
+        } else if (!strcmp(a, "--seeds")) {
+            o.seeds = atoi(v);
+            bad = o.seeds < 1;
+        } else if (!strcmp(a, "--seed")) {
+            o.seed = atoi(v);
+            bad = o.seed < 1;
+        } else if (!strcmp(a, "--mode")) {
+            bad = parse_strs(v, &o.modes);
+            for (int k = 0; !bad && k < o.modes.n; k++)
+                bad = strcmp(o.modes.v[k], "lockstep") && strcmp(o.modes.v[k], "shuffle");
+        } else if (!strcmp(a, "--ops")) {
+            o.ops = atoi(v);
+            bad = o.ops < 1;
+        } else if (!strcmp(a, "--shm-bytes")) {
+            char *e;
+            o.shm_bytes = strtoll(v, &e, 10);
+            bad = *e || o.shm_bytes < 0;
+        } else if (!strcmp(a, "--param")) {
+            const char *eq = strchr(v, '=');
+            convoy__param *pa = &o.params[o.nparams];
+            if (!eq || eq == v || o.nparams == CONVOY_MAX_PARAMS ||
+                (size_t)(eq - v) >= sizeof pa->name) {
+                bad = 1;
+            } else {
+                char *e;
+                memcpy(pa->name, v, (size_t)(eq - v));
+                pa->name[eq - v] = '\0';
+                pa->value = strtoll(eq + 1, &e, 0);
+                bad = *e != '\0' || e == eq + 1;
+                o.nparams++;
+            }
+        } else if (!strcmp(a, "--mutate")) {
+            o.mutate = v;
+            bad = strcmp(v, "all") && !convoy__check_mutation_find(v);
+        } else {
+            bad = 1;
+        }
+        if (bad) {
+            fprintf(stderr, "convoy-check: bad option %s%s%s\n", a, v && takes ? " " : "",
+                    v && takes ? v : "");
+            usage(stderr);
+            goto cleanup;
+        }
+        i += takes;
+    }
+    if (list) {
+        rc = list_algos();
+        goto cleanup;
+    }
+
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (o.mutate && !coll_given && !algo_given) {
+        /* Each mutation on the case it is made for. */
+        for (int i = 0; i < convoy__check_nmutations; i++) {
+            const convoy__check_mutation *m = &convoy__check_mutations[i];
+            if (strcmp(o.mutate, "all") && strcmp(o.mutate, m->name)) continue;
+            mutation_default(&o, m, &t);
+        }
+    } else {
+        for (int ci = 0; ci < o.colls.n; ci++) {
+            int coll = convoy__coll_parse(o.colls.v[ci]);
+            if (coll < 0) {
+                fprintf(stderr, "convoy-check: unknown collective %s\n", o.colls.v[ci]);
+                goto cleanup;
+            }
+            for (int ai = 0; ai < o.algos.n; ai++) {
+                const convoy__algo *sel[64];
+                int nsel = 0;
+                if (!strcmp(o.algos.v[ai], "all")) {
+                    for (int k = 0; k < convoy__nalgos && nsel < 64; k++)
+                        if (convoy__algos[k].coll == coll) sel[nsel++] = &convoy__algos[k];
+                } else {
+                    sel[0] = convoy__check_algo_find(coll, o.algos.v[ai]);
+                    if (!sel[0]) {
+                        if (o.colls.n > 1) continue; /* the name is another collective's */
+                        fprintf(stderr, "convoy-check: no algorithm %s for %s (--list)\n",
+                                o.algos.v[ai], o.colls.v[ci]);
+                        goto cleanup;
+                    }
+                    nsel = 1;
+                }
+                for (int k = 0; k < nsel; k++) {
+                    agg *ng = realloc(aggs, (size_t)(naggs + 1) * sizeof *ng);
+                    if (!ng) goto cleanup;
+                    aggs = ng;
+                    memset(&aggs[naggs], 0, sizeof *aggs);
+                    aggs[naggs].algo = sel[k];
+                    agg *g = &aggs[naggs++];
+                    for (int mi = 0; mi < convoy__check_nmutations; mi++) {
+                        const convoy__check_mutation *m = &convoy__check_mutations[mi];
+                        if (o.mutate && strcmp(o.mutate, "all") && strcmp(o.mutate, m->name))
+                            continue;
+                        sweep_algo(&o, coll, sel[k], o.mutate ? m : NULL, &t, g);
+                        if (!o.mutate) break;
+                    }
+                }
+            }
+        }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (o.stats) {
+        for (int k = 0; k < naggs; k++) {
+            const agg *g = &aggs[k];
+            if (!g->cases) continue;
+            printf("stats %s %s: %ld cases; max rounds %lld, messages per rank %lld, bytes "
+                   "per rank %lld, inter-node bytes per rank %lld, per node out %lld in %lld, "
+                   "per lane %lld\n",
+                   convoy__coll_name(g->algo->coll), g->algo->name, g->cases,
+                   (long long)g->rounds, (long long)g->msgs, (long long)g->bytes,
+                   (long long)g->rank_inter, (long long)g->node_out, (long long)g->node_in,
+                   (long long)g->lane_max);
+        }
+        printf("%.2f s\n", (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+    }
+    if (t.skipped) printf("%ld skipped (not applicable%s)\n", t.skipped, o.mutate ? " or nothing to mutate" : "");
+    if (t.passed + t.failed == 0) {
+        fprintf(stderr, "convoy-check: no case ran\n");
+        printf("0 passed, 0 failed\n");
+        rc = 1;
+        goto cleanup;
+    }
+    printf("%ld passed, %ld failed\n", t.passed, t.failed);
+    rc = t.failed ? 1 : 0;
+cleanup:
+    free_strs(&o.colls);
+    free_strs(&o.algos);
+    free_strs(&o.layouts);
+    free_strs(&o.counts);
+    free_strs(&o.ops_kinds);
+    free_strs(&o.modes);
+    free(o.procs.v);
+    free(o.ppn.v);
+    free(o.count.v);
+    free(o.inplace.v);
+    free(o.ids);
+    free(aggs);
+    return rc;
+}
