@@ -6,9 +6,8 @@
 
 static int native_start(convoy_request r)
 {
-    return PMPI_Iallgatherv(r->inplace ? MPI_IN_PLACE : r->sendbuf, r->count, r->stype,
-                            r->recvbuf, r->rcounts, r->displs, r->rtype, r->comm,
-                            &r->native_req);
+    return PMPI_Iallgatherv(r->inplace ? MPI_IN_PLACE : r->sendbuf, r->count, r->stype, r->recvbuf,
+                            r->rcounts, r->displs, r->rtype, r->comm, &r->native_req);
 }
 
 static const char *const agree_names[] = {"the receive counts (bytes per rank)",
@@ -17,7 +16,9 @@ static const char *const agree_names[] = {"the receive counts (bytes per rank)",
 static int plan(convoy_request r)
 {
     const int size = r->cs->topo.size, rank = r->cs->topo.rank;
-    convoy__args a = {.coll = CONVOY_COLL_ALLGATHERV, .topo = &r->cs->topo, .count = r->count,
+    convoy__args a = {.coll = CONVOY_COLL_ALLGATHERV,
+                      .topo = &r->cs->topo,
+                      .count = r->count,
                       .inplace = r->inplace};
     int rc;
     if ((rc = convoy__describe_type(r->stype, &a.stype)) ||
@@ -47,15 +48,17 @@ static int plan(convoy_request r)
 }
 
 static int setup(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                 MPI_Comm comm, int mode, convoy_request *out)
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                 int mode, convoy_request *out)
 {
     int rc, size, inter;
     if ((rc = convoy__check_comm(comm))) return rc;
     if (mode != CONVOY_BLOCKING && !out) return MPI_ERR_REQUEST;
     PMPI_Comm_test_inter(comm, &inter);
-    if (inter) PMPI_Comm_remote_size(comm, &size);
-    else PMPI_Comm_size(comm, &size);
+    if (inter)
+        PMPI_Comm_remote_size(comm, &size);
+    else
+        PMPI_Comm_size(comm, &size);
     const int inplace = sendbuf == MPI_IN_PLACE;
     if (!recvcounts || !displs) return MPI_ERR_ARG;
     for (int i = 0; i < size; i++)
@@ -111,9 +114,9 @@ int convoy_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     return convoy__error(comm, rc);
 }
 
-int convoy_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                       void *recvbuf, const int recvcounts[], const int displs[],
-                       MPI_Datatype recvtype, MPI_Comm comm, convoy_request *request)
+int convoy_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                       MPI_Comm comm, convoy_request *request)
 {
     convoy_request r;
     int rc = setup(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
@@ -122,10 +125,9 @@ int convoy_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     return convoy__error(comm, rc);
 }
 
-int convoy_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                           void *recvbuf, const int recvcounts[], const int displs[],
-                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                           convoy_request *request)
+int convoy_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                           MPI_Comm comm, MPI_Info info, convoy_request *request)
 {
     (void)info;
     convoy_request r;

@@ -3,19 +3,21 @@
 
 static int native_start(convoy_request r)
 {
-    return PMPI_Iallreduce(r->inplace ? MPI_IN_PLACE : r->sendbuf, r->recvbuf, r->count,
-                           r->rtype, r->op, r->comm, &r->native_req);
+    return PMPI_Iallreduce(r->inplace ? MPI_IN_PLACE : r->sendbuf, r->recvbuf, r->count, r->rtype,
+                           r->op, r->comm, &r->native_req);
 }
 
-static const char *const agree_names[] = {"count", "datatype size", "op",
-                                          "MPI_IN_PLACE use"};
+static const char *const agree_names[] = {"count", "datatype size", "op", "MPI_IN_PLACE use"};
 
 static int plan(convoy_request r)
 {
     int commute, rc;
     if ((rc = PMPI_Op_commutative(r->op, &commute))) return rc;
-    convoy__args a = {.coll = CONVOY_COLL_ALLREDUCE, .topo = &r->cs->topo, .count = r->count,
-                      .inplace = r->inplace, .commutative = commute};
+    convoy__args a = {.coll = CONVOY_COLL_ALLREDUCE,
+                      .topo = &r->cs->topo,
+                      .count = r->count,
+                      .inplace = r->inplace,
+                      .commutative = commute};
     if ((rc = convoy__describe_type(r->rtype, &a.rtype))) return rc;
     a.stype = a.rtype;
     if ((rc = convoy__plan(r, &a))) return rc;

@@ -54,13 +54,15 @@ static int in_set(MPI_Datatype t, const MPI_Datatype *set, int n)
 static int op_fits(MPI_Op op, MPI_Datatype t)
 {
     static const MPI_Datatype ints[] = {
-        MPI_INT, MPI_LONG, MPI_SHORT, MPI_UNSIGNED_SHORT, MPI_UNSIGNED, MPI_UNSIGNED_LONG,
-        MPI_LONG_LONG_INT, MPI_UNSIGNED_LONG_LONG, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR,
-        MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T,
-        MPI_UINT32_T, MPI_UINT64_T, MPI_CHAR, MPI_WCHAR, MPI_AINT, MPI_OFFSET, MPI_COUNT};
+        MPI_INT,         MPI_LONG,          MPI_SHORT,         MPI_UNSIGNED_SHORT,
+        MPI_UNSIGNED,    MPI_UNSIGNED_LONG, MPI_LONG_LONG_INT, MPI_UNSIGNED_LONG_LONG,
+        MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_INT8_T,        MPI_INT16_T,
+        MPI_INT32_T,     MPI_INT64_T,       MPI_UINT8_T,       MPI_UINT16_T,
+        MPI_UINT32_T,    MPI_UINT64_T,      MPI_CHAR,          MPI_WCHAR,
+        MPI_AINT,        MPI_OFFSET,        MPI_COUNT};
     static const MPI_Datatype floats[] = {MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE};
     static const MPI_Datatype pairs[] = {MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT,
-                                         MPI_2INT, MPI_SHORT_INT, MPI_LONG_DOUBLE_INT};
+                                         MPI_2INT,      MPI_SHORT_INT,  MPI_LONG_DOUBLE_INT};
     static const MPI_Datatype complexes[] = {MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
                                              MPI_C_LONG_DOUBLE_COMPLEX};
 #define IN(set) in_set(t, set, (int)(sizeof set / sizeof set[0]))
@@ -77,8 +79,7 @@ static int op_fits(MPI_Op op, MPI_Datatype t)
 int convoy__check_op(MPI_Op op, MPI_Datatype t)
 {
     int commute;
-    if (op == MPI_OP_NULL || PMPI_Op_commutative(op, &commute) != MPI_SUCCESS)
-        return MPI_ERR_OP;
+    if (op == MPI_OP_NULL || PMPI_Op_commutative(op, &commute) != MPI_SUCCESS) return MPI_ERR_OP;
     int ni, na, nd, combiner;
     PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner);
     if (combiner != MPI_COMBINER_NAMED || !convoy__op_is_predefined(op)) return MPI_SUCCESS;
@@ -87,9 +88,9 @@ int convoy__check_op(MPI_Op op, MPI_Datatype t)
 
 int convoy__op_is_predefined(MPI_Op op)
 {
-    static const MPI_Op ops[] = {MPI_MAX, MPI_MIN,  MPI_SUM,  MPI_PROD,   MPI_LAND,  MPI_BAND,
-                                 MPI_LOR, MPI_BOR,  MPI_LXOR, MPI_BXOR,   MPI_MAXLOC, MPI_MINLOC,
-                                 MPI_REPLACE, MPI_NO_OP};
+    static const MPI_Op ops[] = {MPI_MAX,    MPI_MIN,    MPI_SUM,     MPI_PROD, MPI_LAND,
+                                 MPI_BAND,   MPI_LOR,    MPI_BOR,     MPI_LXOR, MPI_BXOR,
+                                 MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE, MPI_NO_OP};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         if (ops[i] == op) return (int)i + 1;
     return 0;
@@ -138,7 +139,8 @@ void convoy__params_from_env(const convoy__config *c, const convoy__algo *al, co
     a->nparams = 0;
     const char *p = al->params;
     while (p && *p && a->nparams < CONVOY_MAX_PARAMS) {
-        while (*p == ' ') p++;
+        while (*p == ' ')
+            p++;
         size_t n = strcspn(p, " ");
         if (n == 0) break;
         char name[sizeof a->params[0].name];

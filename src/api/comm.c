@@ -47,8 +47,10 @@ static int state_free(convoy__cstate *cs)
 {
     int rc = 0;
     pthread_mutex_lock(&states_lock);
-    if (cs->prev) cs->prev->next = cs->next;
-    else states = cs->next;
+    if (cs->prev)
+        cs->prev->next = cs->next;
+    else
+        states = cs->next;
     if (cs->next) cs->next->prev = cs->prev;
     pthread_mutex_unlock(&states_lock);
     if (cs->shm) {
@@ -81,7 +83,8 @@ static int self_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
     for (;;) {
         pthread_mutex_lock(&states_lock);
         convoy__cstate *oldest = states;
-        while (oldest && oldest->next) oldest = oldest->next;
+        while (oldest && oldest->next)
+            oldest = oldest->next;
         pthread_mutex_unlock(&states_lock);
         if (!oldest) break;
         /* Deleting the attribute runs comm_delete, which unlinks and frees the state. */
@@ -113,8 +116,10 @@ static int64_t env_bytes(const char *name, int64_t def)
     if (!v || !*v) return def;
     char *end;
     long long b = strtoll(v, &end, 10);
-    if (*end == 'K' || *end == 'k') b <<= 10, end++;
-    else if (*end == 'M' || *end == 'm') b <<= 20, end++;
+    if (*end == 'K' || *end == 'k')
+        b <<= 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        b <<= 20, end++;
     return *end == '\0' && b >= 0 ? b : def;
 }
 
@@ -175,8 +180,7 @@ int convoy__cstate_progress(convoy__cstate *cs)
         if (cs->setup_phase == 0) {
             int64_t key[2];
             cs->setup_phase = 1;
-            if ((rc = set_tag_ub(cs)) || (rc = convoy__topo_key(convoy__host_key(), key)))
-                break;
+            if ((rc = set_tag_ub(cs)) || (rc = convoy__topo_key(convoy__host_key(), key))) break;
             int size;
             PMPI_Comm_size(cs->priv, &size);
             cs->setup_keys = malloc((size_t)size * 2 * sizeof *cs->setup_keys);
@@ -268,7 +272,8 @@ int convoy__cstate_get(MPI_Comm comm, int blocking, convoy__cstate **out, int *f
         /* A blocking call may finish a nonblocking setup and add the node segment; every
          * rank does so at the same call, as calls on a communicator are ordered. */
         unsigned iter = 0;
-        while (!cs->ready && !(rc = convoy__cstate_progress(cs))) convoy__backoff(&iter);
+        while (!cs->ready && !(rc = convoy__cstate_progress(cs)))
+            convoy__backoff(&iter);
         if (rc) return rc;
         if (!cs->segment_tried && (rc = make_segment(cs))) return rc;
     }
@@ -298,7 +303,8 @@ static void put(keybuf *k, const void *v, size_t n)
     if (k->err) return;
     if (k->len + n > k->cap) {
         size_t c = k->cap ? k->cap * 2 : 256;
-        while (c < k->len + n) c *= 2;
+        while (c < k->len + n)
+            c *= 2;
         unsigned char *q = realloc(k->p, c);
         if (!q) {
             k->err = 1;
@@ -332,7 +338,8 @@ static void make_key(keybuf *k, const convoy__algo *al, const convoy__args *a)
 static uint64_t fnv1a(const unsigned char *p, size_t n)
 {
     uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ULL;
     return h;
 }
 

@@ -29,12 +29,20 @@ void convoy__config_read(convoy__config *c)
         const char *name = s + 7, *v = eq + 1;
         size_t n = (size_t)(eq - name);
 #define IS(lit) (n == sizeof lit - 1 && memcmp(name, lit, n) == 0)
-        if (IS("VERBOSE")) c->verbose = *v && strcmp(v, "0") != 0;
-        else if (IS("CHECK_ARGS")) c->check_args = *v && strcmp(v, "0") != 0;
-        else if (IS("WATCHDOG")) c->watchdog = number(v, 0);
-        else if (IS("ALPHA")) c->machine.alpha = number(v, c->machine.alpha);
-        else if (IS("BETA")) c->machine.beta = number(v, c->machine.beta);
-        else if (IS("GAMMA")) c->machine.gamma = number(v, c->machine.gamma);
+        if (IS("VERBOSE"))
+            c->verbose = *v && strcmp(v, "0") != 0;
+        else if (IS("CHECK_ARGS"))
+            c->check_args = *v && strcmp(v, "0") != 0;
+        else if (IS("ALGO_STRICT"))
+            c->strict = *v && strcmp(v, "0") != 0;
+        else if (IS("WATCHDOG"))
+            c->watchdog = number(v, 0);
+        else if (IS("ALPHA"))
+            c->machine.alpha = number(v, c->machine.alpha);
+        else if (IS("BETA"))
+            c->machine.beta = number(v, c->machine.beta);
+        else if (IS("GAMMA"))
+            c->machine.gamma = number(v, c->machine.gamma);
         else if (n > 5 && memcmp(name + n - 5, "_ALGO", 5) == 0) {
             for (int k = 0; k < CONVOY_NCOLL; k++) {
                 const char *coll = convoy__coll_name(k);

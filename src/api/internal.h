@@ -20,6 +20,8 @@ enum { CONVOY_CONFIG_VARS = 32 };
 typedef struct convoy__config {
     const char *algo[CONVOY_NCOLL]; /* CONVOY_<COLL>_ALGO, or NULL */
     int verbose, check_args;
+    int strict;      /* CONVOY_ALGO_STRICT: a forced algorithm that does not apply is an
+                        error (tools that time an algorithm by name), not the default */
     double watchdog; /* seconds, 0: off */
     convoy__machine machine;
     int nvars;
@@ -51,8 +53,8 @@ typedef struct convoy__cstate {
     convoy__shm *shm; /* NULL: no segment (single process, or over the cap) */
     int tag_ub;
     /* Setup: blocking at once, or nonblocking (idup, then allgather of node keys). */
-    int ready;          /* topology and private communicator usable */
-    int segment_tried;  /* node communicator and segment made (blocking calls only) */
+    int ready;         /* topology and private communicator usable */
+    int segment_tried; /* node communicator and segment made (blocking calls only) */
     int setup_phase, setup_err;
     MPI_Request setup_req;
     int64_t setup_key[2], *setup_keys;
@@ -85,7 +87,7 @@ struct convoy_request_s {
     int persistent, active;
     const char *what; /* "Allreduce", for messages */
     convoy__config cfg;
-    MPI_Comm comm;    /* the user's */
+    MPI_Comm comm; /* the user's */
     convoy__cstate *cs;
     /* Planning: the collective's own (args from the fields below, then convoy__plan);
      * deferred while the communicator's nonblocking setup is under way. */
@@ -108,15 +110,15 @@ struct convoy_request_s {
     void *recvbuf;
     int count;
     int inplace;
-    int *rcounts, *displs; /* Allgatherv: copies */
+    int *rcounts, *displs;     /* Allgatherv: copies */
     MPI_Datatype stype, rtype; /* duplicates owned by persistent requests */
     int owns_types;
     MPI_Op op;
     /* CONVOY_CHECK_ARGS: the agreement step in flight before the operation starts. */
     MPI_Request agree_req;
-    int nagree;                      /* 0: no agreement */
-    int64_t agree_vals[8];           /* this rank's values */
-    int64_t agree_buf[16];           /* (v, -v), reduced with MAX */
+    int nagree;            /* 0: no agreement */
+    int64_t agree_vals[8]; /* this rank's values */
+    int64_t agree_buf[16]; /* (v, -v), reduced with MAX */
     const char *const *agree_names;
     double t_start; /* for the watchdog */
     double t_report;

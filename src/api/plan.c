@@ -17,7 +17,8 @@ void convoy__algo_var(int coll, char env[64])
 {
     const char *name = convoy__coll_name(coll);
     int n = snprintf(env, 64, "CONVOY_");
-    for (; *name && n < 40; name++) env[n++] = (char)toupper((unsigned char)*name);
+    for (; *name && n < 40; name++)
+        env[n++] = (char)toupper((unsigned char)*name);
     snprintf(env + n, 64 - (size_t)n, "_ALGO");
 }
 
@@ -28,6 +29,11 @@ int convoy__plan(convoy_request r, convoy__args *a)
     const char *forced = r->cfg.algo[a->coll];
     const convoy__machine m = r->cfg.machine;
     const convoy__algo *al = convoy__select(a, &m, forced);
+    if (!al && forced && r->cfg.strict && strcmp(forced, "native") != 0) {
+        if (a->topo->rank == 0 && r->cfg.verbose)
+            fprintf(stderr, "convoy: %s algorithm %s does not apply to this call\n", coll, forced);
+        return MPI_ERR_ARG;
+    }
     if (!al && forced) {
         convoy__algo_var(a->coll, env);
         if (strcmp(forced, "native") != 0 && a->topo->rank == 0 &&

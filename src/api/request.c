@@ -43,8 +43,7 @@ static int forced_native(const convoy_request r)
 int convoy__req_route(convoy_request r, int mode)
 {
     int fresh, rc;
-    if ((rc = convoy__cstate_get(r->comm, mode != CONVOY_NONBLOCKING, &r->cs, &fresh)))
-        return rc;
+    if ((rc = convoy__cstate_get(r->comm, mode != CONVOY_NONBLOCKING, &r->cs, &fresh))) return rc;
     /* A call that only started its communicator's setup, or that is forced to the MPI
      * library, goes native; so does one no algorithm applies to. The decision depends on
      * the arguments and the call's position alone, so all ranks take the same path. */

@@ -53,7 +53,7 @@ static void ag_describe(uint64_t v, int P, char *buf, size_t len)
         snprintf(buf, len, "garbage %#llx", (unsigned long long)v);
     else
         snprintf(buf, len, "element %llu of rank %llu's block%s", (unsigned long long)(v & 0xffffffffu),
-                 (unsigned long long)(origin1 - 1), (v >> 56) ? " of the second operation" : "");
+                 (unsigned long long)(origin1 - 1), (v >> 56) ? " of a later operation" : "");
 }
 
 /* Allreduce: word 0 = (operation + 1) << 40 | element index, then a bitset of the ranks
@@ -452,6 +452,30 @@ static int verify(const casedata *d, int op, int rank, const unsigned char *rb, 
     return 0;
 }
 
+/* The receive buffer every rank must end with. */
+static void expected_image(const casedata *d, int op, unsigned char *img)
+{
+    if (d->coll == CONVOY_COLL_ALLGATHERV) {
+        memset(img, CHK_POISON, (size_t)(d->rcells * d->cb));
+        for (int i = 0; i < d->P; i++)
+            for (int64_t k = 0; k < d->rcounts[i]; k++) {
+                uint64_t v = ag_cell(op, i, k);
+                memcpy(img + (d->displs[i] + k) * d->cb, &v, sizeof v);
+            }
+        return;
+    }
+    uint64_t *cell = d->ar.a;
+    memset(cell, 0, (size_t)d->cb);
+    for (int k = 0; k < d->ar.W; k++) {
+        int bits = d->P - 64 * k >= 64 ? 64 : d->P - 64 * k;
+        cell[1 + k] = bits == 64 ? ~0ULL : (1ULL << bits) - 1;
+    }
+    for (int64_t e = 0; e < d->n; e++) {
+        cell[0] = ar_elem(op, e);
+        memcpy(img + e * d->cb, cell, (size_t)d->cb);
+    }
+}
+
 static void collect_stats(const chk_world *w, int ops, convoy__check_stats *st)
 {
     memset(st, 0, sizeof *st);
@@ -548,11 +572,28 @@ static int run_mode(const convoy__check_case *c, const casedata *d, const convoy
     if ((rc = chk_world_init(&w, c->seed))) goto cleanup;
     chk_world_run(&w);
     for (int op = 0; op < ops && !w.failed; op++) {
+        /* Every rank must end with the same image of its receive buffer: compare whole
+         * buffers, and look for the first wrong element only in one that differs. */
+        const int64_t rb = w.rbytes[(size_t)op * P];
+        unsigned char *expect = malloc((size_t)rb + 1);
+        if (!expect) {
+            rc = CONVOY_ERR_NO_MEM;
+            goto cleanup;
+        }
+        expected_image(d, op, expect);
         for (int i = 0; i < P && !w.failed; i++) {
             char why[1024];
-            if (verify(d, op, i, w.rbuf[(size_t)op * P + i], why, sizeof why))
-                chk_fail(&w, "%s%s", ops > 1 ? (op ? "second operation: " : "first operation: ") : "", why);
+            const unsigned char *got = w.rbuf[(size_t)op * P + i];
+            if (memcmp(got, expect, (size_t)rb) == 0) continue;
+            if (!verify(d, op, i, got, why, sizeof why))
+                snprintf(why, sizeof why, "rank %d: the receive buffer differs from the expected "
+                                          "result", i);
+            if (ops > 1)
+                chk_fail(&w, "operation %d of %d: %s", op + 1, ops, why);
+            else
+                chk_fail(&w, "%s", why);
         }
+        free(expect);
     }
     if (w.failed) {
         res->status = CONVOY_CHECK_FAIL;

@@ -95,7 +95,7 @@ const convoy__algo *convoy__check_algo_find(int coll, const char *name);
 /* --- the mutation suite ------------------------------------------------------------- */
 
 typedef struct convoy__check_mutation {
-    const char *name; /* drop, wrongsrc, dupreduce, offbyone, cycle, shmread */
+    const char *name; /* drop, wrongsrc, dupreduce, offbyone, cycle, shmread, shmreuse */
     const char *what;
     int target; /* the rank it changes (convoy__mutate_ctx.target) */
     /* The case it is shown on by default (coll, algorithm, layout, counts). */

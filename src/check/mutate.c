@@ -260,6 +260,25 @@ static int mut_shmread(void *ctx, const convoy__args *a, convoy__schedule *s)
     return 0;
 }
 
+static int mut_shmreuse(void *ctx, const convoy__args *a, convoy__schedule *s)
+{
+    const convoy__mutate_ctx *m = ctx;
+    if (a->topo->rank != m->target) return 0;
+    /* The first wait that a copy into the segment depends on: a writer's wait for the
+     * readers to release a slot. */
+    for (int j = 0; j < s->nsteps; j++) {
+        const convoy__step *cp = &s->steps[j];
+        if (cp->kind != CONVOY_STEP_COPY || cp->dst.buf != CONVOY_BUF_SHM) continue;
+        for (int k = 0; k < cp->ndeps; k++) {
+            int i = s->deps[cp->dep_first + k];
+            if (s->steps[i].kind != CONVOY_STEP_WAIT) continue;
+            int rc = convoy__check_rewrite(s, i, -1, -1, -1);
+            return rc ? rc : 1;
+        }
+    }
+    return 0;
+}
+
 static void set_algo(convoy__check_case *c, int coll, const char *name)
 {
     c->coll = coll;
@@ -304,6 +323,8 @@ const convoy__check_mutation convoy__check_mutations[] = {
      0, setup_recdbl, mut_cycle},
     {"shmread", "rank 1 copies out of the segment without waiting for the notification", 1,
      setup_shm, mut_shmread},
+    {"shmreuse", "rank 1 reuses a segment slot without waiting until it was consumed", 1,
+     setup_shm, mut_shmreuse},
 };
 const int convoy__check_nmutations =
     (int)(sizeof convoy__check_mutations / sizeof convoy__check_mutations[0]);

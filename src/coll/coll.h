@@ -36,8 +36,8 @@ typedef struct convoy__args {
     int64_t count;
     const int64_t *rcounts, *displs;
     convoy__dtype stype, rtype;
-    int inplace;     /* MPI_IN_PLACE was given as the send buffer */
-    int commutative; /* Allreduce: the operation is commutative */
+    int inplace;       /* MPI_IN_PLACE was given as the send buffer */
+    int commutative;   /* Allreduce: the operation is commutative */
     int64_t shm_bytes; /* node segment data bytes available to the schedule (0: none) */
     int nparams;
     convoy__param params[CONVOY_MAX_PARAMS];

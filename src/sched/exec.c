@@ -19,7 +19,8 @@ enum { TAG_STEP_BITS = 13 }; /* 8 tag blocks of CONVOY_STEP_TAGS: the schedule, 
 int convoy__tag(uint64_t epoch, int step_tag, int tag_ub)
 {
     int bits = 0;
-    while (bits < 31 && ((int64_t)1 << (bits + 1)) - 1 <= (int64_t)tag_ub) bits++;
+    while (bits < 31 && ((int64_t)1 << (bits + 1)) - 1 <= (int64_t)tag_ub)
+        bits++;
     int ebits = bits - TAG_STEP_BITS;
     uint64_t e = ebits > 0 ? epoch & (((uint64_t)1 << ebits) - 1) : 0;
     return (int)((e << TAG_STEP_BITS) | (uint64_t)step_tag);
@@ -68,18 +69,17 @@ static int start_step(convoy__exec *x, int i)
     x->state[i] = CONVOY_S_ACTIVE;
     switch (st->kind) {
     case CONVOY_STEP_SEND:
-        rc = t->isend(t->ctx, peer_rank(x, st), convoy__tag(x->epoch, x->tag_base + st->tag,
-                                                             t->tag_ub),
-                      ptr(x, &st->src), st->src.count, st->src.tslot, &x->req[i]);
+        rc = t->isend(t->ctx, peer_rank(x, st),
+                      convoy__tag(x->epoch, x->tag_base + st->tag, t->tag_ub), ptr(x, &st->src),
+                      st->src.count, st->src.tslot, &x->req[i]);
         break;
     case CONVOY_STEP_RECV:
-        rc = t->irecv(t->ctx, peer_rank(x, st), convoy__tag(x->epoch, x->tag_base + st->tag,
-                                                             t->tag_ub),
-                      ptr(x, &st->dst), st->dst.count, st->dst.tslot, &x->req[i]);
+        rc = t->irecv(t->ctx, peer_rank(x, st),
+                      convoy__tag(x->epoch, x->tag_base + st->tag, t->tag_ub), ptr(x, &st->dst),
+                      st->dst.count, st->dst.tslot, &x->req[i]);
         break;
     case CONVOY_STEP_REDUCE:
-        rc = t->reduce(t->ctx, ptr(x, &st->src), ptr(x, &st->dst), st->src.count,
-                       st->src.tslot);
+        rc = t->reduce(t->ctx, ptr(x, &st->src), ptr(x, &st->dst), st->src.count, st->src.tslot);
         if (!rc) finish(x, i);
         return rc;
     case CONVOY_STEP_COPY:
@@ -133,8 +133,7 @@ static int start_child(convoy__exec *x, int i, const convoy__step *st)
 }
 
 int convoy__exec_start(convoy__exec *x, const convoy__schedule *s, const convoy__transport *t,
-                       const convoy__topo *topo, const void *sendbuf, void *recvbuf,
-                       uint64_t epoch)
+                       const convoy__topo *topo, const void *sendbuf, void *recvbuf, uint64_t epoch)
 {
     memset(x, 0, sizeof *x);
     if (s->err) return s->err;
@@ -159,19 +158,21 @@ int convoy__exec_start(convoy__exec *x, const convoy__schedule *s, const convoy_
     }
     x->req = x->block;
     x->missing = (int32_t *)((char *)x->block + sz_req);
-    x->succ_first = x->missing + nn;     /* nn + 1 entries */
-    x->ready = x->succ_first + nn + 1;   /* nn */
-    x->active = x->ready + nn;           /* nn */
-    x->succ = x->active + nn;            /* ndeps */
+    x->succ_first = x->missing + nn;   /* nn + 1 entries */
+    x->ready = x->succ_first + nn + 1; /* nn */
+    x->active = x->ready + nn;         /* nn */
+    x->succ = x->active + nn;          /* ndeps */
     x->state = (uint8_t *)(x->succ + s->ndeps);
     x->base[CONVOY_BUF_TMP] = x->tmp_alloc;
     /* Successor lists by counting sort over the dependency edges. */
     for (int i = 0; i < n; i++) {
         const convoy__step *st = &s->steps[i];
         x->missing[i] = st->ndeps;
-        for (int k = 0; k < st->ndeps; k++) x->succ_first[s->deps[st->dep_first + k] + 1]++;
+        for (int k = 0; k < st->ndeps; k++)
+            x->succ_first[s->deps[st->dep_first + k] + 1]++;
     }
-    for (int i = 0; i < n; i++) x->succ_first[i + 1] += x->succ_first[i];
+    for (int i = 0; i < n; i++)
+        x->succ_first[i + 1] += x->succ_first[i];
     int32_t *fill = x->active; /* zeroed, and unused until the schedule runs */
     for (int i = 0; i < n; i++) {
         const convoy__step *st = &s->steps[i];
@@ -278,8 +279,8 @@ int convoy__exec_describe(const convoy__exec *x, char *buf, size_t len)
         else if (st->kind == CONVOY_STEP_NESTED)
             w = snprintf(buf + used, len - used, "; step %d nested schedule", x->active[k]);
         else
-            w = snprintf(buf + used, len - used, "; step %d %s %s rank %d tag %d",
-                         x->active[k], convoy__step_kind_name(st->kind),
+            w = snprintf(buf + used, len - used, "; step %d %s %s rank %d tag %d", x->active[k],
+                         convoy__step_kind_name(st->kind),
                          st->kind == CONVOY_STEP_SEND ? "to" : "from", peer_rank(x, st),
                          convoy__tag(x->epoch, x->tag_base + st->tag, x->t->tag_ub));
         if (w > 0) used += (size_t)w < len - used ? (size_t)w : len - used;

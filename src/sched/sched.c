@@ -34,7 +34,8 @@ static int grow(void **p, int32_t *cap, int32_t need, size_t elem)
 {
     if (need <= *cap) return 0;
     int32_t n = *cap ? *cap : 16;
-    while (n < need) n *= 2;
+    while (n < need)
+        n *= 2;
     void *q = realloc(*p, (size_t)n * elem);
     if (!q) return -1;
     *p = q;
@@ -70,16 +71,22 @@ static int add(convoy__schedule *s, const convoy__step *st, int ndeps, const int
 int convoy__add_send(convoy__schedule *s, int comm, int peer, int tag, convoy__region src,
                      int ndeps, const int *deps)
 {
-    convoy__step st = {.kind = CONVOY_STEP_SEND, .comm = (uint8_t)comm, .peer = peer,
-                       .tag = tag % CONVOY_STEP_TAGS, .src = src};
+    convoy__step st = {.kind = CONVOY_STEP_SEND,
+                       .comm = (uint8_t)comm,
+                       .peer = peer,
+                       .tag = tag % CONVOY_STEP_TAGS,
+                       .src = src};
     return add(s, &st, ndeps, deps);
 }
 
 int convoy__add_recv(convoy__schedule *s, int comm, int peer, int tag, convoy__region dst,
                      int ndeps, const int *deps)
 {
-    convoy__step st = {.kind = CONVOY_STEP_RECV, .comm = (uint8_t)comm, .peer = peer,
-                       .tag = tag % CONVOY_STEP_TAGS, .dst = dst};
+    convoy__step st = {.kind = CONVOY_STEP_RECV,
+                       .comm = (uint8_t)comm,
+                       .peer = peer,
+                       .tag = tag % CONVOY_STEP_TAGS,
+                       .dst = dst};
     return add(s, &st, ndeps, deps);
 }
 
@@ -97,8 +104,7 @@ int convoy__add_copy(convoy__schedule *s, convoy__region src, convoy__region dst
     return add(s, &st, ndeps, deps);
 }
 
-int convoy__add_notify(convoy__schedule *s, int flag, uint32_t value, int ndeps,
-                       const int *deps)
+int convoy__add_notify(convoy__schedule *s, int flag, uint32_t value, int ndeps, const int *deps)
 {
     convoy__step st = {.kind = CONVOY_STEP_NOTIFY, .flag = flag, .value = value};
     if (flag >= s->nflags) s->nflags = flag + 1;
@@ -108,8 +114,7 @@ int convoy__add_notify(convoy__schedule *s, int flag, uint32_t value, int ndeps,
 int convoy__add_wait(convoy__schedule *s, int node_peer, int flag, uint32_t value, int ndeps,
                      const int *deps)
 {
-    convoy__step st = {.kind = CONVOY_STEP_WAIT, .peer = node_peer, .flag = flag,
-                       .value = value};
+    convoy__step st = {.kind = CONVOY_STEP_WAIT, .peer = node_peer, .flag = flag, .value = value};
     if (flag >= s->nflags) s->nflags = flag + 1;
     return add(s, &st, ndeps, deps);
 }
@@ -124,8 +129,7 @@ int convoy__add_nested(convoy__schedule *s, int comm, convoy__schedule *child, i
         return -1;
     }
     s->children = c;
-    convoy__step st = {.kind = CONVOY_STEP_NESTED, .comm = (uint8_t)comm,
-                       .child = s->nchildren};
+    convoy__step st = {.kind = CONVOY_STEP_NESTED, .comm = (uint8_t)comm, .child = s->nchildren};
     s->children[s->nchildren++] = child;
     if (child->err) s->err = child->err;
     /* The parent's scratch, flags and segment needs cover its children's. */

@@ -68,9 +68,9 @@ typedef struct convoy__step {
     int32_t tag;  /* SEND/RECV: 0 <= tag < CONVOY_STEP_TAGS, same on both sides */
     convoy__region src;
     convoy__region dst;
-    int32_t flag;   /* NOTIFY/WAIT: flag index < schedule nflags */
-    uint32_t value; /* NOTIFY/WAIT: value within this operation (> 0) */
-    int32_t child;  /* NESTED: index into children */
+    int32_t flag;             /* NOTIFY/WAIT: flag index < schedule nflags */
+    uint32_t value;           /* NOTIFY/WAIT: value within this operation (> 0) */
+    int32_t child;            /* NESTED: index into children */
     int32_t dep_first, ndeps; /* dependencies: deps[dep_first .. dep_first+ndeps) */
 } convoy__step;
 
@@ -82,9 +82,9 @@ typedef struct convoy__schedule {
     int32_t nsteps, cap;
     int32_t *deps; /* indices of earlier steps */
     int32_t ndeps, depcap;
-    int64_t tmp_bytes;  /* scratch memory the schedule needs */
-    int32_t nflags;     /* notification flags per node process used (0: no segment) */
-    int64_t shm_bytes;  /* data area of the node segment used (0: none) */
+    int64_t tmp_bytes; /* scratch memory the schedule needs */
+    int32_t nflags;    /* notification flags per node process used (0: no segment) */
+    int64_t shm_bytes; /* data area of the node segment used (0: none) */
     struct convoy__schedule **children;
     int32_t nchildren;
     int err; /* first error met while building (out of memory); sticky */
@@ -107,8 +107,7 @@ int convoy__add_reduce(convoy__schedule *s, convoy__region src, convoy__region d
                        const int *deps);
 int convoy__add_copy(convoy__schedule *s, convoy__region src, convoy__region dst, int ndeps,
                      const int *deps);
-int convoy__add_notify(convoy__schedule *s, int flag, uint32_t value, int ndeps,
-                       const int *deps);
+int convoy__add_notify(convoy__schedule *s, int flag, uint32_t value, int ndeps, const int *deps);
 int convoy__add_wait(convoy__schedule *s, int node_peer, int flag, uint32_t value, int ndeps,
                      const int *deps);
 /* Takes ownership of child. comm is CONVOY_COMM_NODE or CONVOY_COMM_LANE. */
@@ -128,12 +127,11 @@ typedef struct convoy__transport {
     int tag_ub; /* largest tag the transport accepts (>= 32767, MPI's minimum) */
     int (*isend)(void *ctx, int peer, int tag, const void *buf, int64_t count, int tslot,
                  void **req);
-    int (*irecv)(void *ctx, int peer, int tag, void *buf, int64_t count, int tslot,
-                 void **req);
+    int (*irecv)(void *ctx, int peer, int tag, void *buf, int64_t count, int tslot, void **req);
     int (*test)(void *ctx, void **req, int *done);
     void (*cancel)(void *ctx, void **req); /* abandon a request (error paths) */
-    int (*copy)(void *ctx, const void *src, int64_t scount, int stslot, void *dst,
-                int64_t dcount, int dtslot);
+    int (*copy)(void *ctx, const void *src, int64_t scount, int stslot, void *dst, int64_t dcount,
+                int dtslot);
     int (*reduce)(void *ctx, const void *in, void *inout, int64_t count, int tslot);
     /* The node segment, for schedules with nflags > 0 or shm_bytes > 0 (else unused):
      * the data area's base, this process's flag store and a node peer's flag test.
@@ -165,11 +163,11 @@ typedef struct convoy__exec {
     int gate;                 /* waiting for the node's release flags before starting */
     void *base[CONVOY_NBUF];
     void *tmp_alloc;
-    void *block;       /* the per-step arrays below, in one allocation */
-    uint64_t epoch;    /* operation number, added to tags and notification values */
-    uint8_t *state;    /* per step */
-    void **req;        /* per step */
-    int32_t *missing;  /* per step: dependencies not yet done */
+    void *block;                /* the per-step arrays below, in one allocation */
+    uint64_t epoch;             /* operation number, added to tags and notification values */
+    uint8_t *state;             /* per step */
+    void **req;                 /* per step */
+    int32_t *missing;           /* per step: dependencies not yet done */
     int32_t *succ_first, *succ; /* successor lists (reverse dependencies) */
     int32_t *ready;             /* steps whose dependencies are done, not yet started */
     int32_t nready;

@@ -56,8 +56,8 @@ static void cancel(void *ctx, void **req)
 /* Copies between two typed regions of equal type signature: memcpy when both are plain
  * blocks of the same size, otherwise pack and unpack (through a scratch buffer only when
  * neither side is plain bytes). */
-static int copy(void *ctx, const void *src, int64_t scount, int stslot, void *dst,
-                int64_t dcount, int dtslot)
+static int copy(void *ctx, const void *src, int64_t scount, int stslot, void *dst, int64_t dcount,
+                int dtslot)
 {
     convoy__mpi_transport *m = ctx;
     int64_t bytes = scount * m->size[stslot];
@@ -117,8 +117,8 @@ static void describe(convoy__mpi_transport *m, int slot, MPI_Datatype t)
 }
 
 void convoy__mpi_transport_init(convoy__mpi_transport *m, MPI_Comm comm, int tag_ub,
-                                MPI_Datatype stype, MPI_Datatype rtype, MPI_Op op,
-                                convoy__shm *shm, uint64_t shm_seq)
+                                MPI_Datatype stype, MPI_Datatype rtype, MPI_Op op, convoy__shm *shm,
+                                uint64_t shm_seq)
 {
     memset(m, 0, sizeof *m);
     m->comm = comm;

@@ -21,7 +21,7 @@ typedef struct convoy__mpi_transport {
 } convoy__mpi_transport;
 
 void convoy__mpi_transport_init(convoy__mpi_transport *m, MPI_Comm comm, int tag_ub,
-                                MPI_Datatype stype, MPI_Datatype rtype, MPI_Op op,
-                                convoy__shm *shm, uint64_t shm_seq);
+                                MPI_Datatype stype, MPI_Datatype rtype, MPI_Op op, convoy__shm *shm,
+                                uint64_t shm_seq);
 
 #endif

@@ -11,7 +11,8 @@
 static double ceil_log2(int p)
 {
     int k = 0;
-    while ((1 << k) < p) k++;
+    while ((1 << k) < p)
+        k++;
     return k;
 }
 
@@ -36,7 +37,8 @@ static double cost_allreduce_recdbl(const convoy__args *a, const convoy__machine
     const int p = a->topo->size;
     const double bytes = (double)(a->count * a->rtype.size);
     int pp = 1;
-    while (pp * 2 <= p) pp *= 2;
+    while (pp * 2 <= p)
+        pp *= 2;
     double t = ceil_log2(pp) * (m->alpha + (m->beta + m->gamma) * bytes);
     if (p > pp) t += 2 * (m->alpha + m->beta * bytes) + m->gamma * bytes;
     return t;
@@ -45,7 +47,7 @@ static double cost_allreduce_recdbl(const convoy__args *a, const convoy__machine
 const convoy__algo convoy__algos[] = {
     {CONVOY_COLL_ALLGATHERV, "ring", convoy__allgatherv_ring, NULL, cost_allgatherv_ring, "",
      CONVOY_ALGO_REPRODUCIBLE},
-    {CONVOY_COLL_ALLREDUCE, "recdbl", convoy__allreduce_recdbl, NULL, cost_allreduce_recdbl,
-     "", CONVOY_ALGO_REPRODUCIBLE | CONVOY_ALGO_NONCOMMUTATIVE},
+    {CONVOY_COLL_ALLREDUCE, "recdbl", convoy__allreduce_recdbl, NULL, cost_allreduce_recdbl, "",
+     CONVOY_ALGO_REPRODUCIBLE | CONVOY_ALGO_NONCOMMUTATIVE},
 };
 const int convoy__nalgos = (int)(sizeof convoy__algos / sizeof convoy__algos[0]);

@@ -20,13 +20,13 @@ typedef struct convoy__machine {
 } convoy__machine;
 
 enum {
-    CONVOY_ALGO_REPRODUCIBLE = 1, /* every rank gets bitwise identical results */
+    CONVOY_ALGO_REPRODUCIBLE = 1,  /* every rank gets bitwise identical results */
     CONVOY_ALGO_NONCOMMUTATIVE = 2 /* keeps rank order: valid for non-commutative ops */
 };
 
 typedef struct convoy__algo {
-    int coll;             /* enum convoy__coll */
-    const char *name;     /* as in CONVOY_<COLL>_ALGO=name and convoy-check --algo */
+    int coll;         /* enum convoy__coll */
+    const char *name; /* as in CONVOY_<COLL>_ALGO=name and convoy-check --algo */
     convoy__builder build;
     int (*applicable)(const convoy__args *a); /* NULL: always */
     double (*cost)(const convoy__args *a, const convoy__machine *m);

@@ -50,7 +50,8 @@ int convoy__shm_create(MPI_Comm node_comm, int64_t bytes, int nflags, convoy__sh
     seg->bytes = bytes;
     seg->flag_stride = (int)(round_up((int64_t)nflags * 8, LINE) / 8);
     const int64_t flag_bytes = (int64_t)seg->node_size * seg->flag_stride * 8;
-    const int64_t share = round_up((flag_bytes + bytes + seg->node_size - 1) / seg->node_size, LINE);
+    const int64_t share =
+        round_up((flag_bytes + bytes + seg->node_size - 1) / seg->node_size, LINE);
 
     MPI_Info info;
     rc = PMPI_Info_create(&info);

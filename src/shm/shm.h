@@ -17,11 +17,11 @@
 typedef struct convoy__shm {
     MPI_Win win;
     int node_size, node_rank;
-    int nflags;        /* flags per process */
-    int64_t bytes;     /* data area bytes */
-    char *data;        /* data area, the same memory for every process of the node */
+    int nflags;              /* flags per process */
+    int64_t bytes;           /* data area bytes */
+    char *data;              /* data area, the same memory for every process of the node */
     _Atomic uint64_t *flags; /* node_size * flag_stride words */
-    int flag_stride;   /* words between two processes' flags (a cache line apart) */
+    int flag_stride;         /* words between two processes' flags (a cache line apart) */
 } convoy__shm;
 
 /* Collective over node_comm. Every process passes the same bytes and nflags. */

@@ -42,13 +42,15 @@ int convoy__topo_from_ids(convoy__topo *t, int size, int rank, const int64_t *id
      * runs once per communicator. */
     for (int r = 0; r < size; r++) {
         int n = 0;
-        while (n < t->nnodes && ids[first_rank[n]] != ids[r]) n++;
+        while (n < t->nnodes && ids[first_rank[n]] != ids[r])
+            n++;
         if (n == t->nnodes) first_rank[t->nnodes++] = r;
         t->node_of[r] = n;
         t->node_rank_of[r] = t->node_size[n]++;
     }
     free(first_rank);
-    for (int n = 0; n < t->nnodes; n++) t->node_first[n + 1] = t->node_first[n] + t->node_size[n];
+    for (int n = 0; n < t->nnodes; n++)
+        t->node_first[n + 1] = t->node_first[n] + t->node_size[n];
     for (int r = 0; r < size; r++)
         t->members[t->node_first[t->node_of[r]] + t->node_rank_of[r]] = r;
 
@@ -78,7 +80,8 @@ int convoy__topo_copy(convoy__topo *dst, const convoy__topo *src)
 {
     int64_t *ids = malloc((size_t)src->size * sizeof *ids);
     if (!ids) return CONVOY_ERR_NO_MEM;
-    for (int r = 0; r < src->size; r++) ids[r] = src->node_of[r];
+    for (int r = 0; r < src->size; r++)
+        ids[r] = src->node_of[r];
     int rc = convoy__topo_from_ids(dst, src->size, src->rank, ids);
     free(ids);
     return rc;
@@ -116,7 +119,8 @@ int convoy__layout_ids(int layout, int size, int ppn, uint64_t seed, int64_t *id
     uint64_t s = seed;
     switch (layout) {
     case CONVOY_LAYOUT_REGULAR:
-        for (int r = 0; r < size; r++) ids[r] = r / ppn;
+        for (int r = 0; r < size; r++)
+            ids[r] = r / ppn;
         return 0;
     case CONVOY_LAYOUT_NONUNIFORM: {
         int node = 0, left = 0;
@@ -133,7 +137,8 @@ int convoy__layout_ids(int layout, int size, int ppn, uint64_t seed, int64_t *id
     case CONVOY_LAYOUT_SCATTERED: {
         /* Deal ranks to nodes of ppn in a shuffled order: node ids of a shuffled regular
          * layout, so each node keeps ppn processes but its ranks are not consecutive. */
-        for (int r = 0; r < size; r++) ids[r] = r / ppn;
+        for (int r = 0; r < size; r++)
+            ids[r] = r / ppn;
         for (int r = size - 1; r > 0; r--) {
             int j = (int)(mix(&s) % (uint64_t)(r + 1));
             int64_t tmp = ids[r];

@@ -51,7 +51,8 @@ int64_t convoy__host_key(void)
     int len = 0;
     PMPI_Get_processor_name(name, &len);
     uint64_t h = 0xcbf29ce484222325ULL;
-    for (int i = 0; i < len; i++) h = (h ^ (unsigned char)name[i]) * 0x100000001b3ULL;
+    for (int i = 0; i < len; i++)
+        h = (h ^ (unsigned char)name[i]) * 0x100000001b3ULL;
     return (int64_t)(h >> 1);
 }
 

@@ -22,7 +22,8 @@ static void *work(void *arg)
     int rank, size;
     MPI_Comm_rank(j->comm, &rank);
     MPI_Comm_size(j->comm, &size);
-    int *counts = malloc((size_t)size * sizeof *counts), *displs = malloc((size_t)size * sizeof *displs);
+    int *counts = malloc((size_t)size * sizeof *counts),
+        *displs = malloc((size_t)size * sizeof *displs);
     int total = 0;
     for (int i = 0; i < size; i++) {
         counts[i] = (i + j->id) % 3;
@@ -33,7 +34,8 @@ static void *work(void *arg)
     for (int round = 0; round < ROUNDS; round++) {
         /* Allreduce: sum of (rank + round + id) over ranks, by hand. */
         long v[5], w[5];
-        for (int k = 0; k < 5; k++) v[k] = rank + round + j->id + k;
+        for (int k = 0; k < 5; k++)
+            v[k] = rank + round + j->id + k;
         int rc = round % 2 ? convoy_Allreduce(v, w, 5, MPI_LONG, MPI_SUM, j->comm) : 0;
         if (round % 2 == 0) {
             convoy_request q;
@@ -44,7 +46,8 @@ static void *work(void *arg)
             if (rc || w[k] != (long)size * (size - 1) / 2 + (long)size * (round + j->id + k))
                 j->failures++;
         /* Allgatherv: rank i contributes counts[i] values i*100 + round + k. */
-        for (int k = 0; k < counts[rank]; k++) mine[k] = rank * 100 + round + k;
+        for (int k = 0; k < counts[rank]; k++)
+            mine[k] = rank * 100 + round + k;
         rc = convoy_Allgatherv(mine, counts[rank], MPI_INT, all, counts, displs, MPI_INT, j->comm);
         for (int i = 0; i < size; i++)
             for (int k = 0; k < counts[i]; k++)
@@ -62,7 +65,8 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (provided < MPI_THREAD_MULTIPLE) {
-        if (rank == 0) printf("MPI_THREAD_MULTIPLE not provided: nothing to test\n0 passed, 0 failed\n");
+        if (rank == 0)
+            printf("MPI_THREAD_MULTIPLE not provided: nothing to test\n0 passed, 0 failed\n");
         MPI_Finalize();
         return 0;
     }
@@ -76,7 +80,8 @@ int main(int argc, char **argv)
             jobs[t].id = t;
             jobs[t].failures = 0;
         }
-        for (int t = 0; t < THREADS; t++) pthread_create(&th[t], NULL, work, &jobs[t]);
+        for (int t = 0; t < THREADS; t++)
+            pthread_create(&th[t], NULL, work, &jobs[t]);
         for (int t = 0; t < THREADS; t++) {
             pthread_join(th[t], NULL);
             failures += jobs[t].failures;

@@ -28,26 +28,24 @@ int convoy__allgatherv_ring(const convoy__args *a, convoy__schedule *s)
         convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, a->displs[r] * ext, a->rcounts[r]);
 
     if (!a->inplace && a->rcounts[r] > 0)
-        convoy__add_copy(s, convoy__reg(CONVOY_BUF_SEND, CONVOY_T_SEND, 0, a->count), own, 0,
-                         NULL);
+        convoy__add_copy(s, convoy__reg(CONVOY_BUF_SEND, CONVOY_T_SEND, 0, a->count), own, 0, NULL);
     const int next = (r + 1) % p, prev = (r - 1 + p) % p;
     int last_recv = -1; /* the receive of the block this process forwards next */
     for (int k = 0; k < p - 1; k++) {
         int sb = ((r - k) % p + p) % p, rb = ((r - k - 1) % p + p) % p;
         if (a->rcounts[sb] > 0) {
-            convoy__region src =
-                k == 0 && !a->inplace
-                    ? convoy__reg(CONVOY_BUF_SEND, CONVOY_T_SEND, 0, a->count)
-                    : convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, a->displs[sb] * ext,
-                                  a->rcounts[sb]);
+            convoy__region src = k == 0 && !a->inplace
+                                     ? convoy__reg(CONVOY_BUF_SEND, CONVOY_T_SEND, 0, a->count)
+                                     : convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV,
+                                                   a->displs[sb] * ext, a->rcounts[sb]);
             convoy__add_send(s, CONVOY_COMM_ALL, next, k, src, CONVOY_DEP(last_recv));
         }
         last_recv = -1;
         if (a->rcounts[rb] > 0)
             last_recv = convoy__add_recv(
                 s, CONVOY_COMM_ALL, prev, k,
-                convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, a->displs[rb] * ext, a->rcounts[rb]),
-                0, NULL);
+                convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, a->displs[rb] * ext, a->rcounts[rb]), 0,
+                NULL);
     }
     return s->err;
 }

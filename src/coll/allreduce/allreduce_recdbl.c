@@ -30,10 +30,11 @@ int convoy__allreduce_recdbl(const convoy__args *a, convoy__schedule *s)
 
     int last = -1; /* the step after which `mine` holds this rank's current partial result */
     if (!a->inplace)
-        last = convoy__add_copy(s, convoy__reg(CONVOY_BUF_SEND, CONVOY_T_SEND, 0, n), mine, 0,
-                                NULL);
+        last =
+            convoy__add_copy(s, convoy__reg(CONVOY_BUF_SEND, CONVOY_T_SEND, 0, n), mine, 0, NULL);
     int pp = 1;
-    while (pp * 2 <= p) pp *= 2;
+    while (pp * 2 <= p)
+        pp *= 2;
     const int rem = p - pp;
     int tag = 0;
     const int tag_back = CONVOY_STEP_TAGS - 1; /* the result going back to a folded rank */
