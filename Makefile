@@ -1,0 +1,141 @@
+# Convoy: thin wrapper around CMake. Every target first installs missing Debian packages
+# (as root) and configures the build directory it needs.
+#
+#   make bench                 side-by-side benchmark on this machine (Open MPI, build/)
+#   make test                  default test tier against Open MPI and MPICH, plus the
+#                              sanitizer tier (Open MPI, build-asan/)
+#   make test MPI=openmpi      one MPI library only (MPI=mpich likewise)
+#   make test-full             default and full tiers
+#   make check-full            the long checker sweeps (label checkfull, build/)
+#   make build | build-mpich | build-asan | format | clean | deps
+#
+# Variables: MPI (libraries to test, default "openmpi mpich"), CTEST_J (parallel ctest jobs,
+# default 1: MPI tests oversubscribe this machine already), CMAKE_ARGS (extra -D options).
+
+SHELL := /bin/bash
+
+MPI ?= openmpi mpich
+CTEST_J ?= 1
+CMAKE_ARGS ?=
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+BUILD := build
+BUILD_MPICH := build-mpich
+BUILD_ASAN := build-asan
+
+# Build directory and CMake options per configuration.
+DIR_openmpi := $(BUILD)
+DIR_mpich := $(BUILD_MPICH)
+DIR_asan := $(BUILD_ASAN)
+MPIOPTS_openmpi := -DMPI_C_COMPILER=/usr/bin/mpicc.openmpi \
+                   -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.openmpi
+MPIOPTS_mpich := -DMPI_C_COMPILER=/usr/bin/mpicc.mpich \
+                 -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich
+OPTS_openmpi := $(MPIOPTS_openmpi) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCONVOY_SANITIZE=OFF
+OPTS_mpich := $(MPIOPTS_mpich) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCONVOY_SANITIZE=OFF
+OPTS_asan := $(MPIOPTS_openmpi) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCONVOY_SANITIZE=ON
+
+# Tier labels (ctest -L takes a regular expression, matched against each label).
+TIER_default := ^default$$
+TIER_full := ^(default|full)$$
+TIER_asan := ^asan$$
+
+DEB_PACKAGES := cmake ninja-build gcc make pkg-config libopenmpi-dev openmpi-bin \
+                libmpich-dev mpich python3 python3-matplotlib python3-numpy
+
+.PHONY: all deps build build-mpich build-asan test test-full check-full bench format clean
+
+all: build
+
+# Installs what is missing; costs one dpkg-query when everything is there.
+deps:
+	@missing=""; \
+	for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' \
+	    || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "make deps: installing$$missing"; \
+	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \
+	  else \
+	    echo "make deps: missing Debian packages:$$missing" >&2; \
+	    echo "  run as root: apt-get install$$missing   (or: sudo make deps)" >&2; \
+	    exit 1; \
+	  fi; \
+	fi
+
+# configure+build one configuration: $(call build_cfg,openmpi|mpich|asan)
+define build_cfg
+	cmake -S . -B $(DIR_$(1)) -G Ninja $(OPTS_$(1)) $(CMAKE_ARGS)
+	cmake --build $(DIR_$(1)) -j $(JOBS)
+endef
+
+build: deps
+	$(call build_cfg,openmpi)
+
+build-mpich: deps
+	$(call build_cfg,mpich)
+
+build-asan: deps
+	$(call build_cfg,asan)
+
+# run_tiers(<default|full>): for each MPI library in $(MPI): build, run the tier; with
+# Open MPI also the sanitizer tier. Keeps going after a failure, then prints one summary
+# line and fails if anything failed.
+define run_tiers
+	@summary=""; status=0; \
+	run() { cfg=$$1; tier=$$2; \
+	  echo "=== $$cfg: configure and build ($$(dir_of $$cfg))"; \
+	  if ! $(MAKE) --no-print-directory build-cfg-$$cfg; then \
+	    summary="$$summary $$cfg:BUILD-FAILED"; status=1; return; fi; \
+	  echo "=== $$cfg: ctest -L '$$tier'"; \
+	  if ctest --test-dir "$$(dir_of $$cfg)" --output-on-failure --no-tests=error \
+	       -j $(CTEST_J) -L "$$tier"; then summary="$$summary $$cfg:passed"; \
+	  else summary="$$summary $$cfg:FAILED"; status=1; fi; }; \
+	dir_of() { case $$1 in openmpi) echo $(DIR_openmpi);; mpich) echo $(DIR_mpich);; \
+	  asan) echo $(DIR_asan);; esac; }; \
+	for m in $(MPI); do \
+	  case $$m in \
+	    openmpi) run openmpi '$(TIER_$(1))'; run asan '$(TIER_asan)';; \
+	    mpich) run mpich '$(TIER_$(1))';; \
+	    *) echo "unknown MPI library '$$m' (openmpi or mpich)" >&2; \
+	       summary="$$summary $$m:UNKNOWN"; status=1;; \
+	  esac; \
+	done; \
+	echo "=== make $@ summary:$$summary => $$( [ $$status = 0 ] && echo PASSED || echo FAILED )"; \
+	exit $$status
+endef
+
+.PHONY: build-cfg-openmpi build-cfg-mpich build-cfg-asan
+build-cfg-openmpi build-cfg-mpich build-cfg-asan: build-cfg-%:
+	$(call build_cfg,$*)
+
+test: deps
+	$(call run_tiers,default)
+
+test-full: deps
+	$(call run_tiers,full)
+
+check-full: build
+	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j $(CTEST_J) -L '^checkfull$$'
+
+# The benchmark: tools/bench.sh decides what runs when it exists; otherwise convoy-bench
+# on 4 processes as 2 virtual nodes of 2.
+bench: build
+	@if [ -x tools/bench.sh ] || [ -f tools/bench.sh ]; then \
+	  echo "+ tools/bench.sh"; exec bash tools/bench.sh; \
+	fi; \
+	mkdir -p bench-results; \
+	echo "+ CONVOY_PPN=2 $(BUILD)/convoy-mpirun -n 4 $(BUILD)/bin/convoy-bench --csv bench-results/bench.csv"; \
+	CONVOY_PPN=2 $(BUILD)/convoy-mpirun -n 4 $(BUILD)/bin/convoy-bench \
+	  --csv bench-results/bench.csv | tee bench-results/bench.txt; \
+	exit $${PIPESTATUS[0]}
+
+format:
+	@if command -v clang-format > /dev/null; then \
+	  find src include bench tests tools -name '*.[ch]' 2>/dev/null | xargs -r clang-format -i; \
+	else echo "make format: clang-format not installed, nothing done"; fi
+
+clean:
+	rm -rf $(BUILD) $(BUILD_MPICH) $(BUILD_ASAN)
