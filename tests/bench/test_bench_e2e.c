@@ -1,0 +1,265 @@
+/*
+ * End-to-end tests of convoy-bench, run inside this MPI job through convoy_bench_main():
+ *
+ *   test_bench_e2e csv FILE   a tiny benchmark writing FILE; then rank 0 checks the CSV:
+ *                             the header's columns, one row per algorithm per cell, numbers
+ *                             that parse and make sense, native present, np/nodes/ppn as
+ *                             Convoy's topology says. Also: bad usage gives status 2.
+ *   test_bench_e2e inject     one algorithm's result is corrupted on one rank
+ *                             (--inject-error): the run must fail (status 1) and report the
+ *                             mismatch with the algorithm, the rank and the element; with
+ *                             --no-check the same run passes.
+ *
+ * The expected algorithms come from Convoy's registry, so a newly registered algorithm is
+ * expected in the CSV without editing this test.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "bench.h"
+#include "select/select.h"
+
+static int failures;
+static int rank, size;
+
+#define CHECK(cond)                                                                            \
+    do {                                                                                       \
+        if (!(cond)) {                                                                         \
+            fprintf(stderr, "[%d] %s:%d: check failed: %s\n", rank, __FILE__, __LINE__, #cond); \
+            failures++;                                                                        \
+        }                                                                                      \
+    } while (0)
+
+static int run(int argc, const char **argv)
+{
+    /* convoy_bench_main takes argv as main() does; it does not modify the strings. */
+    return convoy_bench_main(argc, (char **)argv, MPI_COMM_WORLD);
+}
+
+/* The required columns, in the order the issue fixes them. */
+static const char *const required[] = {"coll",  "algo",      "dist",   "count",  "bytes",
+                                       "np",    "nodes",     "ppn",    "median_us",
+                                       "min_us", "max_us",   "reps",   "valid"};
+enum { NREQ = sizeof required / sizeof required[0], MAXF = 64 };
+
+/* Splits a CSV line (no quoting: convoy-bench never writes commas inside fields). */
+static int split(char *line, char **f)
+{
+    int n = 0;
+    line[strcspn(line, "\r\n")] = '\0';
+    for (char *p = line;; p++) {
+        f[n++] = p;
+        p = strchr(p, ',');
+        if (!p || n == MAXF) break;
+        *p = '\0';
+    }
+    return n;
+}
+
+static int parse_num(const char *s, double *v)
+{
+    char *end;
+    *v = strtod(s, &end);
+    return *s && *end == '\0' && isfinite(*v);
+}
+
+static int column(char **head, int nhead, const char *name)
+{
+    for (int i = 0; i < nhead; i++)
+        if (!strcmp(head[i], name)) return i;
+    return -1;
+}
+
+/* The cells of the tiny benchmark below. */
+static const char *const colls[] = {"allgatherv", "allreduce"};
+static const char *const dists[] = {"regular", "spike"};
+static const long counts[] = {1024, 4096};
+
+/* How many rows of (coll, dist, count, algo) the CSV holds. */
+typedef struct seen {
+    char key[160];
+    int n;
+} seen;
+
+static void check_csv(const char *path, const convoy__topo *topo)
+{
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    if (!f) return;
+    char head_line[4096], line[4096];
+    char *head[MAXF], *fld[MAXF];
+    CHECK(fgets(head_line, sizeof head_line, f) != NULL);
+    int nhead = split(head_line, head);
+    CHECK(nhead >= NREQ);
+    for (int i = 0; i < NREQ && i < nhead; i++) {
+        if (strcmp(head[i], required[i]))
+            fprintf(stderr, "column %d is '%s', want '%s'\n", i, head[i], required[i]);
+        CHECK(strcmp(head[i], required[i]) == 0);
+    }
+    int c_coll = column(head, nhead, "coll"), c_algo = column(head, nhead, "algo"),
+        c_dist = column(head, nhead, "dist"), c_count = column(head, nhead, "count"),
+        c_bytes = column(head, nhead, "bytes"), c_np = column(head, nhead, "np"),
+        c_nodes = column(head, nhead, "nodes"), c_ppn = column(head, nhead, "ppn"),
+        c_med = column(head, nhead, "median_us"), c_min = column(head, nhead, "min_us"),
+        c_max = column(head, nhead, "max_us"), c_reps = column(head, nhead, "reps"),
+        c_valid = column(head, nhead, "valid");
+
+    seen rows[256];
+    int nrows = 0, lines = 0;
+    while (fgets(line, sizeof line, f)) {
+        lines++;
+        int n = split(line, fld);
+        CHECK(n == nhead);
+        if (n != nhead) continue;
+        double v[NREQ];
+        int num[] = {c_count, c_bytes, c_np, c_nodes, c_ppn, c_med, c_min, c_max, c_reps,
+                     c_valid};
+        for (size_t k = 0; k < sizeof num / sizeof num[0]; k++) {
+            if (!parse_num(fld[num[k]], &v[k]))
+                fprintf(stderr, "field %s = '%s' is not a number\n", head[num[k]], fld[num[k]]);
+            CHECK(parse_num(fld[num[k]], &v[k]));
+        }
+        double count = v[0], bytes = v[1], np = v[2], nodes = v[3], ppn = v[4], med = v[5],
+               mn = v[6], mx = v[7], reps = v[8], valid = v[9];
+        CHECK(np == size);
+        CHECK(nodes == topo->nnodes);
+        CHECK(ppn == topo->max_ppn);
+        CHECK(mn > 0 && mn <= med && med <= mx);
+        CHECK(reps >= 1 && reps <= 30);
+        CHECK(valid == 1);
+        CHECK(count == 1024 || count == 4096);
+        if (!strcmp(fld[c_coll], "allreduce")) {
+            CHECK(strcmp(fld[c_dist], "-") == 0);
+            CHECK(bytes == count * (double)sizeof(int));
+        } else {
+            CHECK(strcmp(fld[c_coll], "allgatherv") == 0);
+            if (!strcmp(fld[c_dist], "regular")) CHECK(bytes == count * size * sizeof(int));
+        }
+        char key[160];
+        snprintf(key, sizeof key, "%s/%s/%s/%s", fld[c_coll], fld[c_dist], fld[c_count],
+                 fld[c_algo]);
+        int k;
+        for (k = 0; k < nrows && strcmp(rows[k].key, key); k++) {
+        }
+        if (k == nrows && nrows < 256) {
+            snprintf(rows[nrows].key, sizeof rows[nrows].key, "%s", key);
+            rows[nrows++].n = 0;
+        }
+        if (k < 256) rows[k].n++;
+    }
+    fclose(f);
+
+    /* Exactly one row per algorithm (native and every registered one) per cell. */
+    int expected = 0;
+    for (int ci = 0; ci < 2; ci++) {
+        int ccoll = convoy__coll_parse(colls[ci]);
+        int nd = ci == 0 ? 2 : 1;
+        for (int di = 0; di < nd; di++)
+            for (int k = 0; k < 2; k++)
+                for (int a = -1; a < convoy__nalgos; a++) {
+                    if (a >= 0 && convoy__algos[a].coll != ccoll) continue;
+                    char key[160];
+                    snprintf(key, sizeof key, "%s/%s/%ld/%s", colls[ci],
+                             ci == 0 ? dists[di] : "-", counts[k],
+                             a < 0 ? "native" : convoy__algos[a].name);
+                    int found = 0;
+                    for (int r = 0; r < nrows; r++)
+                        if (!strcmp(rows[r].key, key)) found = rows[r].n;
+                    if (found != 1) fprintf(stderr, "%d rows for %s, want 1\n", found, key);
+                    CHECK(found == 1);
+                    expected++;
+                }
+    }
+    CHECK(lines == expected);
+}
+
+static void test_csv(const char *path)
+{
+    const char *argv[] = {"convoy-bench", "--coll", "allgatherv,allreduce", "--algo", "all",
+                          "--dist", "regular,spike", "--count", "1K,4K", "--reps", "30",
+                          "--warmup", "1", "--time-cap", "2", "--csv", path, "--quiet"};
+    int rc = run((int)(sizeof argv / sizeof argv[0]), argv);
+    CHECK(rc == 0);
+    const convoy__topo *topo;
+    CHECK(convoy__comm_topo(MPI_COMM_WORLD, &topo) == MPI_SUCCESS);
+    if (rank == 0) check_csv(path, topo);
+
+    /* Usage errors: every rank returns 2 without communicating. */
+    const char *bad1[] = {"convoy-bench", "--no-such-option"};
+    CHECK(run(2, bad1) == 2);
+    const char *bad2[] = {"convoy-bench", "--count", "1X"};
+    CHECK(run(3, bad2) == 2);
+    const char *bad3[] = {"convoy-bench", "--algo", "no-such-algorithm"};
+    CHECK(run(3, bad3) == 2);
+    const char *bad4[] = {"convoy-bench", "--dist", "no-such-distribution"};
+    CHECK(run(3, bad4) == 2);
+}
+
+/* The first registered algorithm of a collective. */
+static const char *first_algo(const char *coll)
+{
+    int c = convoy__coll_parse(coll);
+    for (int a = 0; a < convoy__nalgos; a++)
+        if (convoy__algos[a].coll == c) return convoy__algos[a].name;
+    return NULL;
+}
+
+static void test_inject(const char *coll, int elems_total)
+{
+    const char *algo = first_algo(coll);
+    CHECK(algo != NULL);
+    if (!algo) return;
+    int victim = size - 1;
+    char inject[128];
+    snprintf(inject, sizeof inject, "%s:%d", algo, victim);
+    const char *argv[] = {"convoy-bench", "--coll", coll, "--algo", "native,all", "--dist",
+                          "regular", "--count", "1K", "--reps", "3", "--warmup", "0",
+                          "--inject-error", inject, "--quiet"};
+    int argc = (int)(sizeof argv / sizeof argv[0]);
+    CHECK(run(argc, argv) == 1);
+    if (rank == 0) {
+        const char *msg = convoy_bench_first_mismatch();
+        char want[128];
+        fprintf(stderr, "(expected) %s\n", msg);
+        CHECK(strstr(msg, "MISMATCH") != NULL);
+        snprintf(want, sizeof want, "'%s'", algo);
+        CHECK(strstr(msg, want) != NULL);
+        snprintf(want, sizeof want, "rank %d differs", victim);
+        CHECK(strstr(msg, want) != NULL);
+        /* The corrupted element is the middle one of the result. */
+        snprintf(want, sizeof want, "element %d ", elems_total / 2);
+        CHECK(strstr(msg, want) != NULL);
+        CHECK(strstr(msg, "1 of") != NULL);
+    }
+    /* The same corruption unchecked goes unnoticed: --no-check really skips validation. */
+    const char *argv2[] = {"convoy-bench", "--coll", coll, "--algo", "all", "--dist",
+                           "regular", "--count", "1K", "--reps", "3", "--warmup", "0",
+                           "--inject-error", inject, "--no-check", "--quiet"};
+    CHECK(run((int)(sizeof argv2 / sizeof argv2[0]), argv2) == 0);
+    if (rank == 0) CHECK(convoy_bench_first_mismatch()[0] == '\0');
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc >= 3 && !strcmp(argv[1], "csv")) {
+        test_csv(argv[2]);
+    } else if (argc >= 2 && !strcmp(argv[1], "inject")) {
+        test_inject("allgatherv", 1024 * size);
+        test_inject("allreduce", 1024);
+    } else {
+        if (rank == 0) fprintf(stderr, "usage: test_bench_e2e csv FILE | inject\n");
+        failures++;
+    }
+    int all;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) printf("test_bench_e2e %s: %s\n", argc >= 2 ? argv[1] : "?",
+                          all ? "FAILED" : "passed");
+    MPI_Finalize();
+    return all ? 1 : 0;
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The main job, run by `make bench` with no arguments: convoy-bench on 4 processes cut into
+# 2 virtual nodes of 2 (CONVOY_PPN=2), Open MPI, every Convoy algorithm against the
+# native collective:
+#   Allgatherv  the six distributions of papers/002 §3 at base counts c = 256, 16K, 1M ints
+#   Allreduce   1, 255, 10000, 1000000 ints (sum)
+# It prints the table, writes bench-results/convoy-bench.csv (and .txt, and PNG figures via
+# tools/plot when matplotlib is installed) and says where they are.
+#
+# The budget is 3 minutes on a 2-core machine, where these 4 processes are oversubscribed.
+# Each cell (collective, distribution, count) stops when every algorithm's median is known
+# within +-5% (95% CI, after at least 20 repetitions), after 1000 repetitions, or after
+# TIME_CAP seconds (default 5), so the worst case is about 22 cells x 5 s plus start-up;
+# most cells converge in well under a second.
+#
+# Extra arguments go to convoy-bench (e.g. `tools/bench.sh --reps 50`); the environment
+# may set BUILD (default build), OUT (default bench-results), NP (default 4), PPN (2),
+# TIME_CAP (5).
+set -u
+cd "$(dirname "$0")/.." || exit 1
+
+BUILD=${BUILD:-build}
+OUT=${OUT:-bench-results}
+NP=${NP:-4}
+PPN=${PPN:-2}
+TIME_CAP=${TIME_CAP:-5}
+BIN=$BUILD/bin/convoy-bench
+MPIEXEC=${MPIEXEC:-mpiexec.openmpi}
+
+if [ ! -x "$BIN" ]; then
+    echo "tools/bench.sh: $BIN not found; build first (make build, or just make bench)" >&2
+    exit 1
+fi
+if ! command -v "$MPIEXEC" > /dev/null; then
+    echo "tools/bench.sh: $MPIEXEC not found (Debian: apt-get install openmpi-bin)" >&2
+    exit 1
+fi
+mkdir -p "$OUT"
+CSV=$OUT/convoy-bench.csv
+TXT=$OUT/convoy-bench.txt
+
+# Open MPI as root in a container, oversubscribed: run-as-root, yield when idle (so
+# ranks sharing a core do not spin against each other), and no AVX reduction component
+# (Open MPI 4.1's saturates small integer sums, which validation would flag).
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_op=^avx
+export CONVOY_PPN=$PPN
+
+cmd=("$MPIEXEC" --oversubscribe --allow-run-as-root -n "$NP" "$BIN"
+     --coll allgatherv,allreduce --algo all --dist all
+     --count allgatherv=256,16K,1M --count allreduce=1,255,10000,1000000
+     --type int --op sum --reps 1000 --min-reps 20 --warmup 3 --time-cap "$TIME_CAP"
+     --csv "$CSV" "$@")
+echo "+ CONVOY_PPN=$PPN ${cmd[*]}"
+start=$(date +%s.%N)
+"${cmd[@]}" | tee "$TXT"
+status=${PIPESTATUS[0]}
+end=$(date +%s.%N)
+elapsed=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+
+echo
+echo "tools/bench.sh: convoy-bench finished in ${elapsed} s (exit status $status)"
+echo "  table: $TXT"
+[ -s "$CSV" ] && echo "  CSV:   $CSV"
+
+# Figures: any python3 that has matplotlib (Debian's python3-matplotlib lives in
+# /usr/bin/python3, which may not be the first python3 on PATH).
+if [ -s "$CSV" ]; then
+    py=""
+    for p in python3 /usr/bin/python3; do
+        if command -v "$p" > /dev/null && "$p" -c 'import matplotlib' 2> /dev/null; then
+            py=$p
+            break
+        fi
+    done
+    if [ -n "$py" ]; then
+        if pngs=$("$py" tools/plot "$CSV" --out "$OUT"); then
+            for f in $pngs; do echo "  PNG:   $f"; done
+        else
+            echo "  (tools/plot failed; no figures)"
+        fi
+    else
+        echo "  (no figures: python3-matplotlib is not installed)"
+    fi
+fi
+exit "$status"
