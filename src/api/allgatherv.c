@@ -53,7 +53,6 @@ static int setup(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
     int rc, size, inter;
     if ((rc = convoy__check_comm(comm))) return rc;
-    if (mode != CONVOY_BLOCKING && !out) return MPI_ERR_REQUEST;
     PMPI_Comm_test_inter(comm, &inter);
     if (inter)
         PMPI_Comm_remote_size(comm, &size);
@@ -119,6 +118,8 @@ int convoy_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                        MPI_Comm comm, convoy_request *request)
 {
     convoy_request r;
+    if (!request)
+        return convoy__error(comm, convoy__check_comm(comm) ? MPI_ERR_COMM : MPI_ERR_REQUEST);
     int rc = setup(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
                    CONVOY_NONBLOCKING, &r);
     if (!rc) rc = convoy__req_launch(r, CONVOY_NONBLOCKING, request);
@@ -131,6 +132,8 @@ int convoy_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype send
 {
     (void)info;
     convoy_request r;
+    if (!request)
+        return convoy__error(comm, convoy__check_comm(comm) ? MPI_ERR_COMM : MPI_ERR_REQUEST);
     int rc = setup(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
                    CONVOY_PERSISTENT, &r);
     if (!rc) rc = convoy__req_launch(r, CONVOY_PERSISTENT, request);

@@ -37,7 +37,6 @@ static int setup(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
 {
     int rc;
     if ((rc = convoy__check_comm(comm))) return rc;
-    if (mode != CONVOY_BLOCKING && !out) return MPI_ERR_REQUEST;
     if (count < 0) return MPI_ERR_COUNT;
     if ((rc = convoy__check_type(dt))) return rc;
     if ((rc = convoy__check_op(op, dt))) return rc;
@@ -80,6 +79,8 @@ int convoy_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
                       MPI_Op op, MPI_Comm comm, convoy_request *request)
 {
     convoy_request r;
+    if (!request)
+        return convoy__error(comm, convoy__check_comm(comm) ? MPI_ERR_COMM : MPI_ERR_REQUEST);
     int rc = setup(sendbuf, recvbuf, count, datatype, op, comm, CONVOY_NONBLOCKING, &r);
     if (!rc) rc = convoy__req_launch(r, CONVOY_NONBLOCKING, request);
     return convoy__error(comm, rc);
@@ -90,6 +91,8 @@ int convoy_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Dat
 {
     (void)info;
     convoy_request r;
+    if (!request)
+        return convoy__error(comm, convoy__check_comm(comm) ? MPI_ERR_COMM : MPI_ERR_REQUEST);
     int rc = setup(sendbuf, recvbuf, count, datatype, op, comm, CONVOY_PERSISTENT, &r);
     if (!rc) rc = convoy__req_launch(r, CONVOY_PERSISTENT, request);
     return convoy__error(comm, rc);
