@@ -10,8 +10,10 @@ static int native_start(convoy_request r)
                             r->rcounts, r->displs, r->rtype, r->comm, &r->native_req);
 }
 
-static const char *const agree_names[] = {"the receive counts (bytes per rank)",
-                                          "MPI_IN_PLACE use"};
+/* A leading '~' marks a hash: the message says it differs, without values. */
+static const char *const agree_names[] = {"~the receive counts (bytes per rank)",
+                                          "MPI_IN_PLACE use",
+                                          "whether sendcount matches recvcounts[rank] (1: yes)"};
 
 static int plan(convoy_request r)
 {
@@ -24,9 +26,12 @@ static int plan(convoy_request r)
     if ((rc = convoy__describe_type(r->stype, &a.stype)) ||
         (rc = convoy__describe_type(r->rtype, &a.rtype)))
         return rc;
-    /* MPI requires the send signature to match this rank's receive block. */
-    if (!r->inplace && a.stype.size * r->count != a.rtype.size * r->rcounts[rank])
-        return MPI_ERR_TRUNCATE;
+    /* MPI requires the send signature to match this rank's receive block. Under
+     * CONVOY_CHECK_ARGS the verdict joins the agreement, so that no other rank hangs. */
+    if (!r->inplace && a.stype.size * r->count != a.rtype.size * r->rcounts[rank]) {
+        if (!r->cfg.check_args || r->deferred) return MPI_ERR_TRUNCATE;
+        r->local_err = MPI_ERR_TRUNCATE;
+    }
     int64_t *c64 = malloc((size_t)size * 2 * sizeof *c64);
     if (!c64) return MPI_ERR_NO_MEM;
     uint64_t h = 0xcbf29ce484222325ULL;
@@ -37,12 +42,12 @@ static int plan(convoy_request r)
     }
     a.rcounts = c64;
     a.displs = c64 + size;
-    rc = convoy__plan(r, &a);
+    rc = r->local_err ? MPI_SUCCESS : convoy__plan(r, &a);
     free(c64);
     if (!rc && !r->deferred && r->cfg.check_args) {
         /* Every rank must see the same byte count for every rank. */
-        int64_t v[2] = {(int64_t)(h >> 1), r->inplace};
-        convoy__agree_set(r, v, 2, agree_names);
+        int64_t v[3] = {(int64_t)(h >> 1), r->inplace, !r->local_err};
+        convoy__agree_set(r, v, 3, agree_names);
     }
     return rc;
 }
@@ -86,6 +91,7 @@ static int setup(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     memcpy(r->displs, displs, (size_t)size * sizeof *r->displs);
     r->stype = inplace ? MPI_DATATYPE_NULL : sendtype;
     r->rtype = recvtype;
+    r->op_type = MPI_DATATYPE_NULL;
     if (r->persistent) {
         /* The user may free derived datatypes while a persistent request lives. */
         r->owns_types = 1;

@@ -53,7 +53,7 @@ static int setup(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
     r->recvbuf = recvbuf;
     r->count = count;
     r->op = op;
-    r->rtype = dt;
+    r->rtype = r->op_type = dt;
     /* The user may free a derived datatype while a persistent request lives. */
     r->owns_types = r->persistent;
     if ((r->persistent && (rc = convoy__type_keep(dt, &r->rtype))) ||

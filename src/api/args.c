@@ -191,11 +191,18 @@ int convoy__agree_finish(convoy_request r)
         int64_t hi = r->agree_buf[i], lo = -r->agree_buf[r->nagree + i];
         if (hi == lo) continue;
         bad = 1;
+        const char *name = r->agree_names[i];
+        if (name[0] == '~') {
+            fprintf(stderr,
+                    "convoy: CONVOY_CHECK_ARGS: rank %d: MPI_%s called with arguments that "
+                    "differ across ranks: %s differ between ranks\n",
+                    rank, r->what, name + 1);
+            continue;
+        }
         fprintf(stderr,
                 "convoy: CONVOY_CHECK_ARGS: rank %d: MPI_%s called with arguments that differ "
                 "across ranks: %s ranges from %lld to %lld (this rank: %lld)\n",
-                rank, r->what, r->agree_names[i], (long long)lo, (long long)hi,
-                (long long)r->agree_vals[i]);
+                rank, r->what, name, (long long)lo, (long long)hi, (long long)r->agree_vals[i]);
     }
     return bad ? MPI_ERR_ARG : MPI_SUCCESS;
 }

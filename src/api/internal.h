@@ -84,7 +84,13 @@ void convoy__sched_release(convoy__cstate *cs, convoy__centry *e);
 typedef int (*convoy__native_fn)(struct convoy_request_s *r);
 
 struct convoy_request_s {
-    int persistent, active;
+    int persistent;
+    int active;   /* started, and not yet reported complete to the user */
+    int finished; /* the operation is over (possibly completed by another waiter) */
+    int saved_err;
+    pthread_mutex_t lock;                 /* whoever runs the executor holds it */
+    struct convoy_request_s *prev, *next; /* the list of unfinished requests */
+    int linked;
     const char *what; /* "Allreduce", for messages */
     convoy__config cfg;
     MPI_Comm comm; /* the user's */
@@ -94,6 +100,7 @@ struct convoy_request_s {
     int coll; /* enum convoy__coll */
     int (*plan)(struct convoy_request_s *r);
     int deferred;
+    int local_err; /* an argument error found here, reported after the agreement */
     /* The native path: the collective's starter, and whether this request uses it. */
     convoy__native_fn native_start;
     int native;
@@ -114,6 +121,7 @@ struct convoy_request_s {
     MPI_Datatype stype, rtype; /* duplicates owned by persistent requests */
     int owns_types;
     MPI_Op op;
+    MPI_Datatype op_type; /* the caller's datatype handle, given to a user-defined op */
     /* CONVOY_CHECK_ARGS: the agreement step in flight before the operation starts. */
     MPI_Request agree_req;
     int nagree;            /* 0: no agreement */

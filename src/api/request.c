@@ -9,10 +9,48 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Every started, unfinished request of the process. MPI promises progress for all pending
+ * operations while a process waits for any one; Convoy's schedules only advance when the
+ * executor runs, so a wait runs the executor of every request in this list. Lock order:
+ * a request's lock, then the list's; the list's walker only try-locks requests. */
+static pthread_mutex_t active_lock = PTHREAD_MUTEX_INITIALIZER;
+static convoy_request active_head;
+
+static void link_active(convoy_request r)
+{
+    pthread_mutex_lock(&active_lock);
+    r->next = active_head;
+    r->prev = NULL;
+    if (active_head) active_head->prev = r;
+    active_head = r;
+    r->linked = 1;
+    pthread_mutex_unlock(&active_lock);
+}
+
+/* Caller holds active_lock. */
+static void unlink_locked(convoy_request r)
+{
+    if (!r->linked) return;
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        active_head = r->next;
+    if (r->next) r->next->prev = r->prev;
+    r->linked = 0;
+}
+
+static void unlink_active(convoy_request r)
+{
+    pthread_mutex_lock(&active_lock);
+    unlink_locked(r);
+    pthread_mutex_unlock(&active_lock);
+}
+
 int convoy__req_new(const char *what, MPI_Comm comm, convoy_request *out)
 {
     convoy_request r = calloc(1, sizeof *r);
     if (!r) return MPI_ERR_NO_MEM;
+    pthread_mutex_init(&r->lock, NULL);
     r->what = what;
     r->comm = comm;
     convoy__config_read(&r->cfg);
@@ -27,7 +65,7 @@ static int start_schedule(convoy_request r)
     convoy__cstate *cs = r->cs;
     const convoy__schedule *s = &r->entry->sched;
     int uses_shm = s->nflags > 0 || s->shm_bytes > 0;
-    convoy__mpi_transport_init(&r->tr, cs->priv, cs->tag_ub, r->stype, r->rtype, r->op,
+    convoy__mpi_transport_init(&r->tr, cs->priv, cs->tag_ub, r->stype, r->rtype, r->op, r->op_type,
                                uses_shm ? cs->shm : NULL, r->shm_seq);
     int rc = convoy__exec_start(&r->x, s, &r->tr.t, &cs->topo, r->sendbuf, r->recvbuf, r->epoch);
     r->running = rc == 0;
@@ -54,15 +92,12 @@ int convoy__req_route(convoy_request r, int mode)
             r->deferred = 1;
         }
     }
-    r->native = !r->deferred && !r->entry;
+    r->native = !r->deferred && !r->entry && !r->local_err;
     return MPI_SUCCESS;
 }
 
-int convoy__req_start(convoy_request r)
+static int begin(convoy_request r)
 {
-    r->active = 1;
-    r->t_start = PMPI_Wtime();
-    r->t_report = 0;
     if (r->native) return r->native_start(r);
     /* Epochs and segment sequence numbers are taken in call order, the same on every rank:
      * that keeps overlapping operations apart. A deferred request plans later (no segment,
@@ -70,10 +105,27 @@ int convoy__req_start(convoy_request r)
     convoy__cstate *cs = r->cs;
     r->epoch = cs->epoch++;
     if (r->deferred) return MPI_SUCCESS;
-    const convoy__schedule *s = &r->entry->sched;
-    r->shm_seq = s->nflags > 0 || s->shm_bytes > 0 ? cs->shm_seq++ : 0;
+    /* (No schedule: an argument error waits for the CONVOY_CHECK_ARGS agreement.) */
+    const convoy__schedule *s = r->entry ? &r->entry->sched : NULL;
+    r->shm_seq = s && (s->nflags > 0 || s->shm_bytes > 0) ? cs->shm_seq++ : 0;
     /* With CONVOY_CHECK_ARGS the schedule starts once all ranks agreed. */
     return r->nagree > 0 ? convoy__agree_start(r) : start_schedule(r);
+}
+
+int convoy__req_start(convoy_request r)
+{
+    r->active = 1;
+    r->finished = 0;
+    r->saved_err = 0;
+    r->t_start = PMPI_Wtime();
+    r->t_report = 0;
+    int rc = begin(r);
+    if (rc) {
+        r->active = 0;
+        return rc;
+    }
+    link_active(r);
+    return MPI_SUCCESS;
 }
 
 int convoy__req_launch(convoy_request r, int mode, convoy_request *out)
@@ -92,16 +144,22 @@ int convoy__req_launch(convoy_request r, int mode, convoy_request *out)
     return MPI_SUCCESS;
 }
 
-int convoy__req_progress(convoy_request r, int *done)
+/* One step of progress on r, whose lock the caller holds. On completion the outcome is
+ * kept in r (finished, saved_err) for whichever thread asks next. */
+static int step(convoy_request r, int *done)
 {
     int rc = 0;
     *done = 0;
-    if (!r->active) {
-        *done = 1;
-        return 0;
-    }
     if (r->native) {
         rc = PMPI_Test(&r->native_req, done, MPI_STATUS_IGNORE);
+        /* The call that started its communicator's nonblocking setup completes with the
+         * setup: a pending MPI_Comm_idup would keep the communicator alive past
+         * MPI_Comm_free (MPICH then runs the attribute's delete callback only at
+         * MPI_Finalize). */
+        if (!rc && *done && r->cs && !r->cs->ready) {
+            rc = convoy__cstate_progress(r->cs);
+            *done = r->cs->ready;
+        }
         goto out;
     }
     if (r->deferred && !r->running) {
@@ -118,7 +176,9 @@ int convoy__req_progress(convoy_request r, int *done)
         int agreed;
         if ((rc = PMPI_Test(&r->agree_req, &agreed, MPI_STATUS_IGNORE))) goto out;
         if (!agreed) return 0;
-        if ((rc = convoy__agree_finish(r)) || (rc = start_schedule(r))) goto out;
+        rc = convoy__agree_finish(r);
+        if (r->local_err) rc = r->local_err;
+        if (rc || (rc = start_schedule(r))) goto out;
     }
     rc = convoy__exec_progress(&r->x, done);
 out:
@@ -126,9 +186,41 @@ out:
     if (*done) {
         if (r->running) convoy__exec_free(&r->x);
         r->running = 0;
-        r->active = 0;
+        r->finished = 1;
+        r->saved_err = rc;
     }
     return rc;
+}
+
+int convoy__req_progress(convoy_request r, int *done)
+{
+    int rc;
+    pthread_mutex_lock(&r->lock);
+    if (r->finished || !r->active) {
+        *done = 1;
+        rc = r->saved_err;
+    } else {
+        rc = step(r, done);
+        if (*done) unlink_active(r);
+    }
+    pthread_mutex_unlock(&r->lock);
+    return rc;
+}
+
+/* Runs the executors of the other active requests (skipped if another thread is at it). */
+static void progress_others(convoy_request self)
+{
+    if (pthread_mutex_trylock(&active_lock)) return;
+    convoy_request next;
+    for (convoy_request q = active_head; q; q = next) {
+        next = q->next;
+        if (q == self || pthread_mutex_trylock(&q->lock)) continue;
+        int done;
+        if (!q->finished) step(q, &done);
+        if (q->finished) unlink_locked(q);
+        pthread_mutex_unlock(&q->lock);
+    }
+    pthread_mutex_unlock(&active_lock);
 }
 
 static void watchdog(convoy_request r)
@@ -159,6 +251,7 @@ static int wait_until(convoy_request r, double deadline, int *done)
     for (;;) {
         int rc = convoy__req_progress(r, done);
         if (rc || *done) return rc;
+        progress_others(r);
         if (deadline >= 0 && PMPI_Wtime() >= deadline) return 0;
         watchdog(r);
         convoy__backoff(&iter);
@@ -174,6 +267,7 @@ int convoy__req_wait(convoy_request r)
 void convoy__req_free(convoy_request r)
 {
     if (!r) return;
+    unlink_active(r);
     if (r->running) convoy__exec_free(&r->x);
     if (r->agree_req != MPI_REQUEST_NULL) PMPI_Request_free(&r->agree_req);
     if (r->native_req != MPI_REQUEST_NULL) PMPI_Request_free(&r->native_req);
@@ -184,14 +278,17 @@ void convoy__req_free(convoy_request r)
     }
     free(r->rcounts);
     free(r->displs);
+    pthread_mutex_destroy(&r->lock);
     free(r);
 }
 
 /* --- the public request functions ----------------------------------------------------- */
 
+/* Reports a finished operation: frees a nonblocking request, deactivates a persistent one. */
 static int finish(convoy_request *request, int rc)
 {
     convoy_request r = *request;
+    r->active = 0;
     if (!r->persistent) {
         *request = CONVOY_REQUEST_NULL;
         MPI_Comm comm = r->comm;
@@ -214,6 +311,7 @@ int convoy_test(convoy_request *request, int *flag)
     *flag = 1;
     if (!*request || !(*request)->active) return MPI_SUCCESS;
     int rc = convoy__req_progress(*request, flag);
+    if (!*flag) progress_others(*request);
     return *flag ? finish(request, rc) : MPI_SUCCESS;
 }
 

@@ -23,6 +23,7 @@ int convoy__run_schedule(const convoy__schedule *s, const void *sendbuf, MPI_Dat
     r->stype = sendtype;
     r->rtype = recvtype;
     r->op = MPI_OP_NULL;
+    r->op_type = MPI_DATATYPE_NULL;
     rc = convoy__req_start(r);
     if (!rc) rc = convoy__req_wait(r);
     r->entry = NULL; /* the schedule is the caller's */

@@ -14,16 +14,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { TAG_STEP_BITS = 13 }; /* 8 tag blocks of CONVOY_STEP_TAGS: the schedule, 7 nestings */
+enum { STEP_TAG_BITS = 10 }; /* CONVOY_STEP_TAGS */
 
-int convoy__tag(uint64_t epoch, int step_tag, int tag_ub)
+int convoy__tag(uint64_t epoch, int block, int step_tag, int shift, int tag_ub)
 {
     int bits = 0;
     while (bits < 31 && ((int64_t)1 << (bits + 1)) - 1 <= (int64_t)tag_ub)
         bits++;
-    int ebits = bits - TAG_STEP_BITS;
+    int ebits = bits - shift;
     uint64_t e = ebits > 0 ? epoch & (((uint64_t)1 << ebits) - 1) : 0;
-    return (int)((e << TAG_STEP_BITS) | (uint64_t)step_tag);
+    return (int)((e << shift) | ((uint64_t)block << STEP_TAG_BITS) | (uint64_t)step_tag);
+}
+
+static int tag_of(const convoy__exec *x, const convoy__step *st)
+{
+    return convoy__tag(x->epoch, x->tag_block, st->tag, x->tag_shift, x->t->tag_ub);
 }
 
 static char *ptr(const convoy__exec *x, const convoy__region *r)
@@ -69,14 +74,12 @@ static int start_step(convoy__exec *x, int i)
     x->state[i] = CONVOY_S_ACTIVE;
     switch (st->kind) {
     case CONVOY_STEP_SEND:
-        rc = t->isend(t->ctx, peer_rank(x, st),
-                      convoy__tag(x->epoch, x->tag_base + st->tag, t->tag_ub), ptr(x, &st->src),
-                      st->src.count, st->src.tslot, &x->req[i]);
+        rc = t->isend(t->ctx, peer_rank(x, st), tag_of(x, st), ptr(x, &st->src), st->src.count,
+                      st->src.tslot, &x->req[i]);
         break;
     case CONVOY_STEP_RECV:
-        rc = t->irecv(t->ctx, peer_rank(x, st),
-                      convoy__tag(x->epoch, x->tag_base + st->tag, t->tag_ub), ptr(x, &st->dst),
-                      st->dst.count, st->dst.tslot, &x->req[i]);
+        rc = t->irecv(t->ctx, peer_rank(x, st), tag_of(x, st), ptr(x, &st->dst), st->dst.count,
+                      st->dst.tslot, &x->req[i]);
         break;
     case CONVOY_STEP_REDUCE:
         rc = t->reduce(t->ctx, ptr(x, &st->src), ptr(x, &st->dst), st->src.count, st->src.tslot);
@@ -125,10 +128,16 @@ static int start_child(convoy__exec *x, int i, const convoy__step *st)
     int rc = convoy__exec_start(c, x->s->children[st->child], x->t, x->topo,
                                 x->base[CONVOY_BUF_SEND], x->base[CONVOY_BUF_RECV], x->epoch);
     if (rc) return rc;
-    /* A child shares the parent's segment gate and speaks on its own tag block. */
+    /* A child shares the parent's segment gate and speaks on its own tag block: blocks are
+     * numbered in preorder over the schedule tree, which has the same shape on every rank
+     * that talks to it, so both sides of a message agree on the block. */
     c->gate = 0;
+    c->top = 0;
     c->comm_kind = st->comm;
-    c->tag_base = (1 + st->child % 7) * CONVOY_STEP_TAGS;
+    c->tag_shift = x->tag_shift;
+    c->tag_block = x->tag_block + 1;
+    for (int k = 0; k < st->child; k++)
+        c->tag_block += x->s->children[k]->nnested + 1;
     return 0;
 }
 
@@ -143,6 +152,10 @@ int convoy__exec_start(convoy__exec *x, const convoy__schedule *s, const convoy_
     x->topo = topo;
     x->comm_kind = CONVOY_COMM_ALL;
     x->epoch = epoch;
+    x->top = 1;
+    x->tag_shift = STEP_TAG_BITS;
+    while ((1 << (x->tag_shift - STEP_TAG_BITS)) < 1 + s->nnested)
+        x->tag_shift++;
     x->base[CONVOY_BUF_SEND] = (void *)sendbuf;
     x->base[CONVOY_BUF_RECV] = recvbuf;
     x->base[CONVOY_BUF_SHM] = t->shm_base;
@@ -234,7 +247,7 @@ int convoy__exec_progress(convoy__exec *x, int *done)
     if (x->ndone == s->nsteps) {
         *done = 1;
         /* The top-level executor of a segment-using operation releases the segment. */
-        if ((s->nflags > 0 || s->shm_bytes > 0) && x->tag_base == 0 && x->t->notify) {
+        if ((s->nflags > 0 || s->shm_bytes > 0) && x->top && x->t->notify) {
             x->err = x->t->notify(x->t->ctx, CONVOY_FLAG_RELEASE, x->t->shm_seq + 1);
             if (x->err) *done = 0;
         }
@@ -282,7 +295,7 @@ int convoy__exec_describe(const convoy__exec *x, char *buf, size_t len)
             w = snprintf(buf + used, len - used, "; step %d %s %s rank %d tag %d", x->active[k],
                          convoy__step_kind_name(st->kind),
                          st->kind == CONVOY_STEP_SEND ? "to" : "from", peer_rank(x, st),
-                         convoy__tag(x->epoch, x->tag_base + st->tag, x->t->tag_ub));
+                         tag_of(x, st));
         if (w > 0) used += (size_t)w < len - used ? (size_t)w : len - used;
     }
     return 0;

@@ -131,6 +131,7 @@ int convoy__add_nested(convoy__schedule *s, int comm, convoy__schedule *child, i
     s->children = c;
     convoy__step st = {.kind = CONVOY_STEP_NESTED, .comm = (uint8_t)comm, .child = s->nchildren};
     s->children[s->nchildren++] = child;
+    s->nnested += child->nnested + 1;
     if (child->err) s->err = child->err;
     /* The parent's scratch, flags and segment needs cover its children's. */
     if (child->nflags > s->nflags) s->nflags = child->nflags;

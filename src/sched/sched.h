@@ -87,7 +87,8 @@ typedef struct convoy__schedule {
     int64_t shm_bytes; /* data area of the node segment used (0: none) */
     struct convoy__schedule **children;
     int32_t nchildren;
-    int err; /* first error met while building (out of memory); sticky */
+    int32_t nnested; /* schedules nested below this one, at any depth */
+    int err;         /* first error met while building (out of memory); sticky */
 } convoy__schedule;
 
 /* --- building ----------------------------------------------------------------------- */
@@ -159,7 +160,9 @@ typedef struct convoy__exec {
     const convoy__transport *t;
     const convoy__topo *topo; /* translates NODE/LANE peers */
     int comm_kind;            /* which communicator this executor's ALL means */
-    int tag_base;             /* added to step tags: distinguishes nested schedules */
+    int top;                  /* the root of the schedule tree (owns the segment gate) */
+    int tag_block;            /* this schedule's preorder number in the tree: its tag block */
+    int tag_shift;            /* bits below the epoch: step tag and tag block */
     int gate;                 /* waiting for the node's release flags before starting */
     void *base[CONVOY_NBUF];
     void *tmp_alloc;
@@ -178,8 +181,9 @@ typedef struct convoy__exec {
     int err;
 } convoy__exec;
 
-/* Tag of a step in an operation with this epoch, given the communicator's tag bound. */
-int convoy__tag(uint64_t epoch, int step_tag, int tag_ub);
+/* Tag of a step: its step tag, in the tag block of its (nested) schedule, with the
+ * operation's epoch in the bits above `shift` that the communicator's tag bound allows. */
+int convoy__tag(uint64_t epoch, int block, int step_tag, int shift, int tag_ub);
 
 /* sendbuf/recvbuf: the user's buffers (sendbuf may be NULL for MPI_IN_PLACE builders).
  * epoch: the operation's number on its communicator (same on all ranks). */

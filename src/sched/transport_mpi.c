@@ -86,7 +86,8 @@ static int reduce(void *ctx, const void *in, void *inout, int64_t count, int tsl
 {
     convoy__mpi_transport *m = ctx;
     if (!count_ok(count)) return MPI_ERR_COUNT;
-    return count ? PMPI_Reduce_local(in, inout, (int)count, m->type[tslot], m->op) : 0;
+    (void)tslot; /* reductions are on the operation's datatype */
+    return count ? PMPI_Reduce_local(in, inout, (int)count, m->op_type, m->op) : 0;
 }
 
 static int notify(void *ctx, int flag, uint64_t value)
@@ -117,12 +118,13 @@ static void describe(convoy__mpi_transport *m, int slot, MPI_Datatype t)
 }
 
 void convoy__mpi_transport_init(convoy__mpi_transport *m, MPI_Comm comm, int tag_ub,
-                                MPI_Datatype stype, MPI_Datatype rtype, MPI_Op op, convoy__shm *shm,
-                                uint64_t shm_seq)
+                                MPI_Datatype stype, MPI_Datatype rtype, MPI_Op op,
+                                MPI_Datatype op_type, convoy__shm *shm, uint64_t shm_seq)
 {
     memset(m, 0, sizeof *m);
     m->comm = comm;
     m->op = op;
+    m->op_type = op_type;
     m->shm = shm;
     describe(m, CONVOY_T_SEND, stype);
     describe(m, CONVOY_T_RECV, rtype);

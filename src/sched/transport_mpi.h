@@ -17,11 +17,13 @@ typedef struct convoy__mpi_transport {
     int contig[CONVOY_NTSLOT]; /* count elements are one block of count * size bytes */
     int64_t size[CONVOY_NTSLOT];
     MPI_Op op;
+    MPI_Datatype op_type; /* the datatype a user-defined op is given: the caller's handle */
     convoy__shm *shm;
 } convoy__mpi_transport;
 
+/* op_type: the datatype handle the caller passed with op (a user-defined op sees it). */
 void convoy__mpi_transport_init(convoy__mpi_transport *m, MPI_Comm comm, int tag_ub,
-                                MPI_Datatype stype, MPI_Datatype rtype, MPI_Op op, convoy__shm *shm,
-                                uint64_t shm_seq);
+                                MPI_Datatype stype, MPI_Datatype rtype, MPI_Op op,
+                                MPI_Datatype op_type, convoy__shm *shm, uint64_t shm_seq);
 
 #endif

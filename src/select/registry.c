@@ -5,7 +5,6 @@
  */
 #include "select/select.h"
 
-#include <math.h>
 #include <string.h>
 
 static double ceil_log2(int p)
@@ -16,20 +15,14 @@ static double ceil_log2(int p)
     return k;
 }
 
-/* Linear ring: p - 1 rounds, each as long as the largest block moved in it. */
+/* Linear ring (papers/002 §2.1): p - 1 rounds, each as long as the largest block. */
 static double cost_allgatherv_ring(const convoy__args *a, const convoy__machine *m)
 {
     const int p = a->topo->size;
-    double t = 0;
-    for (int k = 0; k < p - 1; k++) {
-        int64_t big = 0;
-        for (int i = 0; i < p; i++) {
-            int64_t c = a->rcounts[((i - k) % p + p) % p];
-            if (c > big) big = c;
-        }
-        t += m->alpha + m->beta * (double)(big * a->rtype.size);
-    }
-    return t;
+    int64_t big = 0;
+    for (int i = 0; i < p; i++)
+        if (a->rcounts[i] > big) big = a->rcounts[i];
+    return (p - 1) * (m->alpha + m->beta * (double)(big * a->rtype.size));
 }
 
 static double cost_allreduce_recdbl(const convoy__args *a, const convoy__machine *m)

@@ -6,6 +6,7 @@
 #include "sched/sched.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,11 +170,13 @@ int convoy__nodemap_parse(const char *s, int64_t *ids, int max)
 {
     int n = 0;
     const char *p = s;
+    if (!*p) return -1;
     while (*p) {
         if (!isdigit((unsigned char)*p)) return -1;
         char *end;
+        errno = 0;
         long long v = strtoll(p, &end, 10);
-        if (n >= max) return -1;
+        if (errno == ERANGE || n >= max) return -1;
         ids[n++] = v;
         p = end;
         if (*p == ',') {

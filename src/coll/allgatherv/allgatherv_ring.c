@@ -12,13 +12,13 @@
  * §2.2 fixes that), optimal for large regular data. p - 1 rounds.
  *
  * Details: the own block is sent straight from the send buffer (no copy first); empty
- * blocks are neither sent nor received (both sides know the counts); every receive is
- * posted at the start into its final place, so no scratch memory is needed and any
- * derived receive datatype is used as is (zero copy).
+ * blocks are neither sent nor received (both sides know the counts); each receive goes
+ * straight into its final place, so no scratch memory is needed and any derived receive
+ * datatype is used as is (zero copy). A receive is posted once the one two rounds before
+ * it completed: early enough that no message waits for its receive, and few enough in
+ * flight that testing them does not grow with p.
  */
 #include "coll/coll.h"
-
-#include <stdlib.h>
 
 int convoy__allgatherv_ring(const convoy__args *a, convoy__schedule *s)
 {
@@ -30,7 +30,8 @@ int convoy__allgatherv_ring(const convoy__args *a, convoy__schedule *s)
     if (!a->inplace && a->rcounts[r] > 0)
         convoy__add_copy(s, convoy__reg(CONVOY_BUF_SEND, CONVOY_T_SEND, 0, a->count), own, 0, NULL);
     const int next = (r + 1) % p, prev = (r - 1 + p) % p;
-    int last_recv = -1; /* the receive of the block this process forwards next */
+    int last_recv = -1;       /* the receive of the block this process forwards next */
+    int window[2] = {-1, -1}; /* the last two receives, oldest first */
     for (int k = 0; k < p - 1; k++) {
         int sb = ((r - k) % p + p) % p, rb = ((r - k - 1) % p + p) % p;
         if (a->rcounts[sb] > 0) {
@@ -41,11 +42,14 @@ int convoy__allgatherv_ring(const convoy__args *a, convoy__schedule *s)
             convoy__add_send(s, CONVOY_COMM_ALL, next, k, src, CONVOY_DEP(last_recv));
         }
         last_recv = -1;
-        if (a->rcounts[rb] > 0)
+        if (a->rcounts[rb] > 0) {
             last_recv = convoy__add_recv(
                 s, CONVOY_COMM_ALL, prev, k,
-                convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, a->displs[rb] * ext, a->rcounts[rb]), 0,
-                NULL);
+                convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, a->displs[rb] * ext, a->rcounts[rb]),
+                CONVOY_DEP(window[0]));
+            window[0] = window[1];
+            window[1] = last_recv;
+        }
     }
     return s->err;
 }
