@@ -1,26 +1,25 @@
 /*
  * Algorithms the checker knows beyond the registry: test builders that prove machinery
  * rather than serve users. The streaming node-segment allgatherv lives with the tests
- * (tests/common/shm_stream.c, also run for real by the MPI tests); it is compiled into
- * the checker library here so that `convoy-check --algo shm_stream` and
- * `convoy-check --mutate shmread` can show it without another build target.
+ * (tests/common/shm_stream.c, also run for real by the MPI tests); the build adds it to
+ * the checker library so that `convoy-check --algo shm_stream` and
+ * `convoy-check --mutate shmread` can show it.
  */
 #include "check/check.h"
 
-#include "../../tests/common/shm_stream.c"
+#include "../../tests/common/shm_stream.h"
 
 #include <string.h>
 
 /* Node-local only: a complete allgatherv when the layout has a single node. */
 static int shm_stream_applicable(const convoy__args *a)
 {
-    return a->topo->nnodes == 1 &&
-           convoy__param_get(a, "CONVOY_SEGMENT_BYTES", a->shm_bytes) > 0;
+    return a->topo->nnodes == 1 && convoy__param_get(a, "CONVOY_SEGMENT_BYTES", a->shm_bytes) > 0;
 }
 
 const convoy__algo convoy__check_extra_algos[] = {
-    {CONVOY_COLL_ALLGATHERV, "shm_stream", convoy__test_shm_stream, shm_stream_applicable,
-     NULL, "CONVOY_SEGMENT_BYTES CONVOY_SHM_STREAM_SLOTS", CONVOY_ALGO_REPRODUCIBLE},
+    {CONVOY_COLL_ALLGATHERV, "shm_stream", convoy__test_shm_stream, shm_stream_applicable, NULL,
+     "CONVOY_SEGMENT_BYTES CONVOY_SHM_STREAM_SLOTS", CONVOY_ALGO_REPRODUCIBLE},
 };
 const int convoy__check_nextra_algos =
     (int)(sizeof convoy__check_extra_algos / sizeof convoy__check_extra_algos[0]);

@@ -44,16 +44,19 @@ static uint64_t ag_cell(int op, int origin, int64_t k)
     return ((((uint64_t)op << 24) | (uint64_t)(origin + 1)) << 32) | (uint64_t)(uint32_t)k;
 }
 
-static void ag_describe(uint64_t v, int P, char *buf, size_t len)
+/* What a receive cell holds, for a report; op is the operation the cell belongs to. */
+static void ag_describe(uint64_t v, int P, int op, char *buf, size_t len)
 {
     uint64_t origin1 = (v >> 32) & 0xffffff;
+    char other[48] = "";
+    if ((int)(v >> 56) != op) snprintf(other, sizeof other, " of operation %d", (int)(v >> 56) + 1);
     if (v == 0xa5a5a5a5a5a5a5a5ULL)
         snprintf(buf, len, "nothing (never written)");
     else if (origin1 < 1 || origin1 > (uint64_t)P)
         snprintf(buf, len, "garbage %#llx", (unsigned long long)v);
     else
-        snprintf(buf, len, "element %llu of rank %llu's block%s", (unsigned long long)(v & 0xffffffffu),
-                 (unsigned long long)(origin1 - 1), (v >> 56) ? " of a later operation" : "");
+        snprintf(buf, len, "element %llu of rank %llu's block%s",
+                 (unsigned long long)(v & 0xffffffffu), (unsigned long long)(origin1 - 1), other);
 }
 
 /* Allreduce: word 0 = (operation + 1) << 40 | element index, then a bitset of the ranks
@@ -63,6 +66,7 @@ typedef struct ar_ctx {
     int64_t cb;        /* cell bytes */
     int order;         /* check non-commutative order */
     uint64_t *a, *b;   /* scratch cells (avoid unaligned access) */
+    uint64_t *pa, *pb; /* the previous element's contributor sets, in reduce */
 } ar_ctx;
 
 static uint64_t ar_elem(int op, int64_t e)
@@ -105,7 +109,8 @@ static void bits_describe(const uint64_t *s, int P, char *buf, size_t len)
             continue;
         }
         int j = i;
-        while (j + 1 < P && (s[(j + 1) / 64] >> ((j + 1) % 64) & 1)) j++;
+        while (j + 1 < P && (s[(j + 1) / 64] >> ((j + 1) % 64) & 1))
+            j++;
         int n = j > i ? snprintf(buf + used, len - used, "%s%d-%d", used ? "," : "", i, j)
                       : snprintf(buf + used, len - used, "%s%d", used ? "," : "", i);
         if (n > 0) used += (size_t)n;
@@ -123,6 +128,7 @@ static int ar_reduce(chk_world *w, chk_rank *r, const unsigned char *in, unsigne
     /* Cells are whole words: work in place when aligned (always, unless a builder used
      * odd byte offsets), through scratch copies otherwise. */
     const int aligned = (uintptr_t)in % 8 == 0 && (uintptr_t)inout % 8 == 0;
+    uint64_t *prev_a = c->pa, *prev_b = c->pb;
     for (int64_t e = 0; e < count; e++) {
         const uint64_t *pa;
         uint64_t *pb;
@@ -139,10 +145,10 @@ static int ar_reduce(chk_world *w, chk_rank *r, const unsigned char *in, unsigne
         if (!ar_valid(pa[0]) || !ar_valid(pb[0]) || pa[0] != pb[0]) {
             chk_active_step(r, CONVOY_STEP_REDUCE, st, sizeof st);
             if (!ar_valid(pa[0]) || !ar_valid(pb[0]))
-                return chk_fail(w, "rank %d, %s: reduce of element %lld reads data nobody wrote "
-                                   "(in its %s)",
-                                r->rank, st, (long long)e,
-                                !ar_valid(pa[0]) ? "input" : "target");
+                return chk_fail(w,
+                                "rank %d, %s: reduce of element %lld reads data nobody wrote "
+                                "(in its %s)",
+                                r->rank, st, (long long)e, !ar_valid(pa[0]) ? "input" : "target");
             return chk_fail(w, "rank %d, %s: reduce combines element %llu with element %llu",
                             r->rank, st, (unsigned long long)(pa[0] & 0xffffffffffULL),
                             (unsigned long long)(pb[0] & 0xffffffffffULL));
@@ -155,11 +161,23 @@ static int ar_reduce(chk_world *w, chk_rank *r, const unsigned char *in, unsigne
             chk_active_step(r, CONVOY_STEP_REDUCE, st, sizeof st);
             bits_describe(pa + 1, c->P, x, sizeof x);
             bits_describe(pb + 1, c->P, y, sizeof y);
-            return chk_fail(w, "rank %d, element %llu, %s: the contribution of rank %d is counted "
-                               "twice (reduce of ranks {%s} into ranks {%s})",
+            return chk_fail(w,
+                            "rank %d, element %llu, %s: the contribution of rank %d is counted "
+                            "twice (reduce of ranks {%s} into ranks {%s})",
                             r->rank, (unsigned long long)elem, st, q, x, y);
         }
+        /* The elements of a vector usually carry the same contributors: an order already
+         * proven for the previous element's pair of sets holds for the same pair again. */
+        int same = 1;
         if (c->order) {
+            same = e > 0;
+            for (int k = 1; k <= W; k++) {
+                if (pa[k] != prev_a[k - 1] || pb[k] != prev_b[k - 1]) same = 0;
+                prev_a[k - 1] = pa[k];
+                prev_b[k - 1] = pb[k];
+            }
+        }
+        if (!same) {
             int alo, ahi, blo, bhi;
             int ia = bits_interval(pa + 1, W, &alo, &ahi);
             int ib = bits_interval(pb + 1, W, &blo, &bhi);
@@ -167,13 +185,15 @@ static int ar_reduce(chk_world *w, chk_rank *r, const unsigned char *in, unsigne
                 chk_active_step(r, CONVOY_STEP_REDUCE, st, sizeof st);
                 bits_describe(pa + 1, c->P, x, sizeof x);
                 bits_describe(pb + 1, c->P, y, sizeof y);
-                return chk_fail(w, "rank %d, element %llu, %s: rank order broken for a "
-                                   "non-commutative operation: reduce(in = ranks {%s}, inout = "
-                                   "ranks {%s}) needs two rank intervals, in directly below inout",
+                return chk_fail(w,
+                                "rank %d, element %llu, %s: rank order broken for a "
+                                "non-commutative operation: reduce(in = ranks {%s}, inout = "
+                                "ranks {%s}) needs two rank intervals, in directly below inout",
                                 r->rank, (unsigned long long)elem, st, x, y);
             }
         }
-        for (int k = 1; k <= W; k++) pb[k] |= pa[k];
+        for (int k = 1; k <= W; k++)
+            pb[k] |= pa[k];
         if (!aligned) memcpy(inout + e * c->cb, pb, (size_t)c->cb);
     }
     return 0;
@@ -184,8 +204,8 @@ static int ar_reduce(chk_world *w, chk_rank *r, const unsigned char *in, unsigne
 /* Every rank's view of one decomposition: a shallow copy of the full topology with the
  * per-rank fields set as convoy__topo_from_ids would (compared with it for small P), so
  * that large P does not pay P quadratic decompositions. */
-static int make_views(int P, const int64_t *ids, convoy__topo *full, convoy__topo *views,
-                      char *why, size_t len)
+static int make_views(int P, const int64_t *ids, convoy__topo *full, convoy__topo *views, char *why,
+                      size_t len)
 {
     int rc = convoy__topo_from_ids(full, P, 0, ids);
     if (rc) {
@@ -214,15 +234,17 @@ static int make_views(int P, const int64_t *ids, convoy__topo *full, convoy__top
         const convoy__topo *v = &views[i];
         int same = t.size == v->size && t.rank == v->rank && t.nnodes == v->nnodes &&
                    t.flags == v->flags && t.max_ppn == v->max_ppn && t.node == v->node &&
-                   t.node_rank == v->node_rank && t.ppn == v->ppn &&
-                   t.lane_size == v->lane_size && t.lane_rank == v->lane_rank &&
+                   t.node_rank == v->node_rank && t.ppn == v->ppn && t.lane_size == v->lane_size &&
+                   t.lane_rank == v->lane_rank &&
                    !memcmp(t.node_of, v->node_of, (size_t)P * sizeof *t.node_of) &&
                    !memcmp(t.node_rank_of, v->node_rank_of, (size_t)P * sizeof *t.node_rank_of) &&
                    !memcmp(t.members, v->members, (size_t)P * sizeof *t.members);
         convoy__topo_free(&t);
         if (!same) {
-            snprintf(why, len, "convoy__topo_from_ids gives rank %d a view that differs from "
-                               "rank 0's decomposition", i);
+            snprintf(why, len,
+                     "convoy__topo_from_ids gives rank %d a view that differs from "
+                     "rank 0's decomposition",
+                     i);
             return CONVOY_ERR_INTERN;
         }
     }
@@ -240,8 +262,8 @@ typedef struct vctx {
 
 static const char *buf_name(int b)
 {
-    static const char *const n[CONVOY_NBUF] = {"send buffer", "receive buffer",
-                                               "scratch memory", "node segment"};
+    static const char *const n[CONVOY_NBUF] = {"send buffer", "receive buffer", "scratch memory",
+                                               "node segment"};
     return b >= 0 && b < CONVOY_NBUF ? n[b] : "?";
 }
 
@@ -332,8 +354,7 @@ static int validate(const vctx *v, const convoy__schedule *s, int comm, const ch
             }
         }
         if (r[0]) {
-            snprintf(why, len, "%sstep %d (%s): %s", where, i, convoy__step_kind_name(st->kind),
-                     r);
+            snprintf(why, len, "%sstep %d (%s): %s", where, i, convoy__step_kind_name(st->kind), r);
             return 1;
         }
     }
@@ -387,9 +408,10 @@ static int verify(const casedata *d, int op, int rank, const unsigned char *rb, 
                 memcpy(&got, rb + x * d->cb, sizeof got);
                 if (got == want) continue;
                 char g[128];
-                ag_describe(got, d->P, g, sizeof g);
-                snprintf(why, len, "rank %d: receive element %lld (element %lld of rank %d's "
-                                   "block) holds %s",
+                ag_describe(got, d->P, op, g, sizeof g);
+                snprintf(why, len,
+                         "rank %d: receive element %lld (element %lld of rank %d's "
+                         "block) holds %s",
                          rank, (long long)x, (long long)k, i, g);
                 return 1;
             }
@@ -411,9 +433,10 @@ static int verify(const casedata *d, int op, int rank, const unsigned char *rb, 
                 uint64_t got;
                 char g[128];
                 memcpy(&got, rb + x * d->cb, sizeof got);
-                ag_describe(got, d->P, g, sizeof g);
-                snprintf(why, len, "rank %d: receive element %lld lies outside every block (a "
-                                   "gap between displacements) but was overwritten with %s",
+                ag_describe(got, d->P, op, g, sizeof g);
+                snprintf(why, len,
+                         "rank %d: receive element %lld lies outside every block (a "
+                         "gap between displacements) but was overwritten with %s",
                          rank, (long long)x, g);
             }
         }
@@ -429,8 +452,8 @@ static int verify(const casedata *d, int op, int rank, const unsigned char *rb, 
                 snprintf(why, len, "rank %d: element %lld of the result was never written", rank,
                          (long long)e);
             else
-                snprintf(why, len, "rank %d: element %lld of the result holds element %llu",
-                         rank, (long long)e, (unsigned long long)(cell[0] & 0xffffffffffULL));
+                snprintf(why, len, "rank %d: element %lld of the result holds element %llu", rank,
+                         (long long)e, (unsigned long long)(cell[0] & 0xffffffffffULL));
             return 1;
         }
         /* All P bits, none beyond. */
@@ -443,8 +466,9 @@ static int verify(const casedata *d, int op, int rank, const unsigned char *rb, 
         if (!full) {
             char have[256];
             bits_describe(cell + 1, d->P, have, sizeof have);
-            snprintf(why, len, "rank %d: element %lld of the result holds the contributions of "
-                               "ranks {%s} instead of all %d",
+            snprintf(why, len,
+                     "rank %d: element %lld of the result holds the contributions of "
+                     "ranks {%s} instead of all %d",
                      rank, (long long)e, have, d->P);
             return 1;
         }
@@ -521,8 +545,8 @@ static void collect_stats(const chk_world *w, int ops, convoy__check_stats *st)
 
 /* One run of the world in one mode: fresh buffers, run, verify every operation's result. */
 static int run_mode(const convoy__check_case *c, const casedata *d, const convoy__topo *full,
-                    const convoy__topo *views, convoy__schedule *const *scheds, int mode,
-                    int ops, convoy__check_result *res, int want_stats)
+                    const convoy__topo *views, convoy__schedule *const *scheds, int mode, int ops,
+                    convoy__check_result *res, int want_stats)
 {
     const int P = d->P;
     chk_world w;
@@ -568,7 +592,8 @@ static int run_mode(const convoy__check_case *c, const casedata *d, const convoy
             fill_buffers(d, op, i, w.sbuf[k], w.rbuf[k]);
         }
     }
-    for (int i = 0; i < P; i++) w.r[i].topo = views[i];
+    for (int i = 0; i < P; i++)
+        w.r[i].topo = views[i];
     if ((rc = chk_world_init(&w, c->seed))) goto cleanup;
     chk_world_run(&w);
     for (int op = 0; op < ops && !w.failed; op++) {
@@ -586,8 +611,10 @@ static int run_mode(const convoy__check_case *c, const casedata *d, const convoy
             const unsigned char *got = w.rbuf[(size_t)op * P + i];
             if (memcmp(got, expect, (size_t)rb) == 0) continue;
             if (!verify(d, op, i, got, why, sizeof why))
-                snprintf(why, sizeof why, "rank %d: the receive buffer differs from the expected "
-                                          "result", i);
+                snprintf(why, sizeof why,
+                         "rank %d: the receive buffer differs from the expected "
+                         "result",
+                         i);
             if (ops > 1)
                 chk_fail(&w, "operation %d of %d: %s", op + 1, ops, why);
             else
@@ -603,8 +630,10 @@ static int run_mode(const convoy__check_case *c, const casedata *d, const convoy
     if (want_stats) collect_stats(&w, ops, &res->st);
 cleanup:
     chk_world_free(&w);
-    for (size_t k = 0; w.sbuf && k < nb; k++) free(w.sbuf[k]);
-    for (size_t k = 0; w.rbuf && k < nb; k++) free(w.rbuf[k]);
+    for (size_t k = 0; w.sbuf && k < nb; k++)
+        free(w.sbuf[k]);
+    for (size_t k = 0; w.rbuf && k < nb; k++)
+        free(w.rbuf[k]);
     free(w.sbuf);
     free(w.rbuf);
     free(w.sbytes);
@@ -617,7 +646,8 @@ static void make_displs(casedata *d, uint64_t seed)
 {
     uint64_t s = seed ^ 0x5eed0d15b1ac5ULL;
     int *perm = malloc((size_t)d->P * sizeof *perm);
-    for (int i = 0; i < d->P; i++) perm[i] = i;
+    for (int i = 0; i < d->P; i++)
+        perm[i] = i;
     /* Odd seeds place the blocks in a shuffled order (non-monotone displacements); all
      * seeds leave gaps of 0..2 elements that must stay untouched. */
     if (perm && (seed & 1))
@@ -691,7 +721,9 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
     /* Scratch cells for fill/verify/reduce; also gives allgatherv something to point at. */
     d.ar.a = calloc((size_t)(d.cb / 8 + 1), sizeof *d.ar.a);
     d.ar.b = calloc((size_t)(d.cb / 8 + 1), sizeof *d.ar.b);
-    if (!d.ar.a || !d.ar.b) {
+    d.ar.pa = calloc((size_t)(d.cb / 8 + 1), sizeof *d.ar.pa);
+    d.ar.pb = calloc((size_t)(d.cb / 8 + 1), sizeof *d.ar.pb);
+    if (!d.ar.a || !d.ar.b || !d.ar.pa || !d.ar.pb) {
         rc = CONVOY_ERR_NO_MEM;
         goto cleanup;
     }
@@ -764,9 +796,12 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
             if (b > seg) seg = b;
         }
         const int64_t tsb[CONVOY_NTSLOT] = {d.cb, d.cb, 1};
-        vctx v = {t, c->inplace,
+        vctx v = {t,
+                  c->inplace,
                   c->coll == CONVOY_COLL_ALLGATHERV ? d.rcounts[i] * d.cb : d.n * d.cb,
-                  c->coll == CONVOY_COLL_ALLGATHERV ? d.rcells * d.cb : d.n * d.cb, seg, tsb};
+                  c->coll == CONVOY_COLL_ALLGATHERV ? d.rcells * d.cb : d.n * d.cb,
+                  seg,
+                  tsb};
         char where[32], why[1024];
         snprintf(where, sizeof where, "rank %d: ", i);
         if (validate(&v, scheds[i], CONVOY_COMM_ALL, where, why, sizeof why)) {
@@ -801,5 +836,7 @@ cleanup:
     free(d.displs);
     free(d.ar.a);
     free(d.ar.b);
+    free(d.ar.pa);
+    free(d.ar.pb);
     return rc;
 }

@@ -35,7 +35,7 @@ enum {
 typedef int (*convoy__check_mutator)(void *ctx, const convoy__args *a, convoy__schedule *s);
 
 typedef struct convoy__check_case {
-    int coll;             /* enum convoy__coll */
+    int coll;                 /* enum convoy__coll */
     const convoy__algo *algo; /* builder, applicability, properties, name */
     int procs, ppn, layout;   /* layout: CONVOY_LAYOUT_* (ignored when ids is set) */
     const int64_t *ids;       /* explicit node id per rank, or NULL */
@@ -56,15 +56,15 @@ typedef struct convoy__check_case {
 
 /* Traffic of one operation, measured in lockstep mode (or in shuffle mode without it). */
 typedef struct convoy__check_stats {
-    int64_t rounds;                    /* lockstep rounds (0 without lockstep) */
-    int64_t msgs, bytes;               /* all messages of all ranks */
-    int64_t rank_msgs_max;             /* most messages one rank sends */
-    int64_t rank_bytes_max;            /* most bytes one rank sends */
+    int64_t rounds;                         /* lockstep rounds (0 without lockstep) */
+    int64_t msgs, bytes;                    /* all messages of all ranks */
+    int64_t rank_msgs_max;                  /* most messages one rank sends */
+    int64_t rank_bytes_max;                 /* most bytes one rank sends */
     int64_t rank_inter_max, rank_inter_min; /* inter-node bytes sent + received by a rank */
-    int64_t node_out_max, node_in_max; /* inter-node bytes a node sends / receives */
-    int64_t lane_max, lane_min;        /* inter-node bytes sent by the ranks of node rank j */
-    int64_t round_node_out_max;        /* lockstep: most inter-node messages a node sends */
-    int64_t round_node_in_max;         /*   or receives in one round */
+    int64_t node_out_max, node_in_max;      /* inter-node bytes a node sends / receives */
+    int64_t lane_max, lane_min;             /* inter-node bytes sent by the ranks of node rank j */
+    int64_t round_node_out_max;             /* lockstep: most inter-node messages a node sends */
+    int64_t round_node_in_max;              /*   or receives in one round */
     int nnodes;
 } convoy__check_stats;
 

@@ -28,8 +28,8 @@ typedef struct chk_req {
     int is_send, peer, tag, chan;
     unsigned char *buf;
     int64_t bytes;
-    int64_t seq;   /* posting order, over the whole world */
-    int done;      /* matched: the data has moved */
+    int64_t seq;     /* posting order, over the whole world */
+    int done;        /* matched: the data has moved */
     int64_t shm_off; /* >= 0: the buffer lies in the node segment at this offset */
 } chk_req;
 
@@ -44,16 +44,16 @@ typedef struct chk_chan {
  * bookkeeping: vc[a*n + w] is the newest notification of node process w that node
  * process a has observed (directly or through others); vc[a*n + a] counts a's own. */
 typedef struct chk_node {
-    int n;              /* processes */
-    int64_t bytes;      /* data area */
+    int n;         /* processes */
+    int64_t bytes; /* data area */
     unsigned char *seg;
-    int32_t *wr;        /* [bytes] node rank of the last writer, -1: never written */
-    uint32_t *wneed;    /* [bytes] a reader must have seen the writer's notification >= this */
-    uint32_t *rneed;    /* [bytes * n] a writer must have seen reader q's notification >= this */
-    int nflags;         /* per process, including the executor's release flag 0 */
-    uint64_t *fval;     /* [n * nflags] */
-    uint32_t *fvc;      /* [n * nflags * n] the notifier's vc at the notification */
-    uint32_t *vc;       /* [n * n] */
+    int32_t *wr;     /* [bytes] node rank of the last writer, -1: never written */
+    uint32_t *wneed; /* [bytes] a reader must have seen the writer's notification >= this */
+    uint32_t *rneed; /* [bytes * n] a writer must have seen reader q's notification >= this */
+    int nflags;      /* per process, including the executor's release flag 0 */
+    uint64_t *fval;  /* [n * nflags] */
+    uint32_t *fvc;   /* [n * nflags * n] the notifier's vc at the notification */
+    uint32_t *vc;    /* [n * n] */
 } chk_node;
 
 typedef struct chk_rank {
@@ -78,7 +78,7 @@ typedef struct chk_world {
     int inplace;
     chk_rank *r;
     chk_node *nodes;
-    const convoy__topo *topo; /* full topology (any rank's view) */
+    const convoy__topo *topo;             /* full topology (any rank's view) */
     const convoy__schedule *const *sched; /* [P] */
     /* per operation and rank, [op * P + rank] */
     unsigned char **sbuf, **rbuf;
@@ -105,8 +105,8 @@ typedef struct chk_world {
     int failed;
     char reason[4096];
     /* The collective's reduction on cells (check.c); returns 0 or fails the world. */
-    int (*reduce)(struct chk_world *w, chk_rank *r, const unsigned char *in,
-                  unsigned char *inout, int64_t count);
+    int (*reduce)(struct chk_world *w, chk_rank *r, const unsigned char *in, unsigned char *inout,
+                  int64_t count);
     void *ctx;
 } chk_world;
 

@@ -19,33 +19,32 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: convoy-check [options]\n"
-            "  --coll C[,C]          allgatherv, allreduce (default: both)\n"
-            "  --algo NAME[,NAME]|all  algorithms (default all registered; the checker also\n"
-            "                        knows the test builder shm_stream for allgatherv)\n"
-            "  --procs LIST          process counts, e.g. 1-8,13,64 (default 1-16)\n"
-            "  --ppn LIST            processes per node (default 1,2,3,4)\n"
-            "  --layouts LIST        regular,nonuniform,scattered (default all three)\n"
-            "  --ids 0,0,1,...       explicit node id per rank (instead of procs/ppn/layouts)\n"
-            "  --counts LIST|all     allgatherv count distributions (default\n"
-            "                        random,zeros,broadcast; all: every known one)\n"
-            "  --base C              base count c of the distributions (default 5)\n"
-            "  --count LIST          allreduce element counts (default 0,1,7)\n"
-            "  --op comm,noncomm     allreduce operation kinds (default both; noncomm only for\n"
-            "                        algorithms that claim to keep rank order)\n"
-            "  --inplace LIST        0,1 (default both)\n"
-            "  --seeds N             seeds 1..N per case (default 2)\n"
-            "  --seed S              only seed S (to reproduce a failure)\n"
-            "  --mode LIST           lockstep,shuffle (default both)\n"
-            "  --ops N               operations in a row per run (default: 2 with a node\n"
-            "                        segment, else 1)\n"
-            "  --shm-bytes B         node segment offered to builders (default 65536)\n"
-            "  --param NAME=VALUE    algorithm parameter (repeatable)\n"
-            "  --stats               per-algorithm statistics (rounds, messages, bytes)\n"
-            "  --verbose             one line per case with its statistics\n"
-            "  --list                print every registered algorithm: <coll> <algo> <params>\n"
-            "  --mutate NAME|all     run the mutation suite (each mutation must be caught):\n");
+    fprintf(f, "usage: convoy-check [options]\n"
+               "  --coll C[,C]          allgatherv, allreduce (default: both)\n"
+               "  --algo NAME[,NAME]|all  algorithms (default all registered; the checker also\n"
+               "                        knows the test builder shm_stream for allgatherv)\n"
+               "  --procs LIST          process counts, e.g. 1-8,13,64 (default 1-16)\n"
+               "  --ppn LIST            processes per node (default 1,2,3,4)\n"
+               "  --layouts LIST        regular,nonuniform,scattered (default all three)\n"
+               "  --ids 0,0,1,...       explicit node id per rank (instead of procs/ppn/layouts)\n"
+               "  --counts LIST|all     allgatherv count distributions (default\n"
+               "                        random,zeros,broadcast; all: every known one)\n"
+               "  --base C              base count c of the distributions (default 5)\n"
+               "  --count LIST          allreduce element counts (default 0,1,7)\n"
+               "  --op comm,noncomm     allreduce operation kinds (default both; noncomm only for\n"
+               "                        algorithms that claim to keep rank order)\n"
+               "  --inplace LIST        0,1 (default both)\n"
+               "  --seeds N             seeds 1..N per case (default 2)\n"
+               "  --seed S              only seed S (to reproduce a failure)\n"
+               "  --mode LIST           lockstep,shuffle (default both)\n"
+               "  --ops N               operations in a row per run (default: 2 with a node\n"
+               "                        segment, else 1)\n"
+               "  --shm-bytes B         node segment offered to builders (default 65536)\n"
+               "  --param NAME=VALUE    algorithm parameter (repeatable)\n"
+               "  --stats               per-algorithm statistics (rounds, messages, bytes)\n"
+               "  --verbose             one line per case with its statistics\n"
+               "  --list                print every registered algorithm: <coll> <algo> <params>\n"
+               "  --mutate NAME|all     run the mutation suite (each mutation must be caught):\n");
     for (int i = 0; i < convoy__check_nmutations; i++)
         fprintf(f, "                          %-10s %s\n", convoy__check_mutations[i].name,
                 convoy__check_mutations[i].what);
@@ -104,7 +103,8 @@ typedef struct strlist {
 
 static int parse_strs(const char *s, strlist *l)
 {
-    for (int i = 0; i < l->n; i++) free(l->v[i]);
+    for (int i = 0; i < l->n; i++)
+        free(l->v[i]);
     free(l->v);
     l->v = NULL;
     l->n = 0;
@@ -133,7 +133,8 @@ static int parse_strs(const char *s, strlist *l)
 
 static void free_strs(strlist *l)
 {
-    for (int i = 0; i < l->n; i++) free(l->v[i]);
+    for (int i = 0; i < l->n; i++)
+        free(l->v[i]);
     free(l->v);
 }
 
@@ -149,7 +150,8 @@ typedef struct agg {
 static void agg_add(agg *g, const convoy__check_stats *st)
 {
     g->cases++;
-#define MAXI(f, v) if ((v) > g->f) g->f = (v)
+#define MAXI(f, v)                                                                                 \
+    if ((v) > g->f) g->f = (v)
     MAXI(rounds, st->rounds);
     MAXI(msgs, st->rank_msgs_max);
     MAXI(bytes, st->rank_bytes_max);
@@ -231,8 +233,7 @@ static void run_case(convoy__check_case *c, const opts *o, const convoy__check_m
             printf("caught %s %s: %s\n", mut->name, name, res.reason);
             t->passed++;
         } else {
-            printf("MISSED %s %s: the mutated schedule (%s) passed\n", mut->name, name,
-                   mut->what);
+            printf("MISSED %s %s: the mutated schedule (%s) passed\n", mut->name, name, mut->what);
             t->failed++;
         }
         return;
@@ -279,8 +280,8 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
     memcpy(c.params, o->params, sizeof c.params);
     c.modes = 0;
     for (int i = 0; i < o->modes.n; i++)
-        c.modes |= strcmp(o->modes.v[i], "lockstep") == 0 ? CONVOY_CHECK_LOCKSTEP
-                                                           : CONVOY_CHECK_SHUFFLE;
+        c.modes |=
+            strcmp(o->modes.v[i], "lockstep") == 0 ? CONVOY_CHECK_LOCKSTEP : CONVOY_CHECK_SHUFFLE;
     const int nprocs = o->ids ? 1 : o->procs.n, nppn = o->ids ? 1 : o->ppn.n,
               nlay = o->ids ? 1 : o->layouts.n;
     const int nkind = coll == CONVOY_COLL_ALLGATHERV ? o->counts.n : o->count.n;
@@ -345,8 +346,8 @@ static void mutation_default(const opts *o, const convoy__check_mutation *m, tal
     const int s0 = o->seed ? o->seed : 1, s1 = o->seed ? o->seed : o->seeds;
     c.modes = 0;
     for (int i = 0; i < o->modes.n; i++)
-        c.modes |= strcmp(o->modes.v[i], "lockstep") == 0 ? CONVOY_CHECK_LOCKSTEP
-                                                          : CONVOY_CHECK_SHUFFLE;
+        c.modes |=
+            strcmp(o->modes.v[i], "lockstep") == 0 ? CONVOY_CHECK_LOCKSTEP : CONVOY_CHECK_SHUFFLE;
     for (int seed = s0; seed <= s1; seed++) {
         c.seed = (uint64_t)seed;
         run_case(&c, o, m, t, NULL);
@@ -366,10 +367,10 @@ int main(int argc, char **argv)
     o.seeds = 2;
     if (parse_strs("allgatherv,allreduce", &o.colls) || parse_strs("all", &o.algos) ||
         parse_strs("regular,nonuniform,scattered", &o.layouts) ||
-        parse_strs("random,zeros,broadcast", &o.counts) || parse_strs("comm,noncomm", &o.ops_kinds) ||
-        parse_strs("lockstep,shuffle", &o.modes) || parse_ints("1-16", &o.procs) ||
-        parse_ints("1-4", &o.ppn) || parse_ints("0,1,7", &o.count) ||
-        parse_ints("0,1", &o.inplace)) {
+        parse_strs("random,zeros,broadcast", &o.counts) ||
+        parse_strs("comm,noncomm", &o.ops_kinds) || parse_strs("lockstep,shuffle", &o.modes) ||
+        parse_ints("1-16", &o.procs) || parse_ints("1-4", &o.ppn) ||
+        parse_ints("0,1,7", &o.count) || parse_ints("0,1", &o.inplace)) {
         fprintf(stderr, "convoy-check: out of memory\n");
         goto cleanup;
     }
@@ -401,10 +402,12 @@ int main(int argc, char **argv)
             algo_given = 1;
         } else if (!strcmp(a, "--procs")) {
             bad = parse_ints(v, &o.procs);
-            for (int k = 0; !bad && k < o.procs.n; k++) bad = o.procs.v[k] < 1;
+            for (int k = 0; !bad && k < o.procs.n; k++)
+                bad = o.procs.v[k] < 1;
         } else if (!strcmp(a, "--ppn")) {
             bad = parse_ints(v, &o.ppn);
-            for (int k = 0; !bad && k < o.ppn.n; k++) bad = o.ppn.v[k] < 1;
+            for (int k = 0; !bad && k < o.ppn.n; k++)
+                bad = o.ppn.v[k] < 1;
         } else if (!strcmp(a, "--layouts")) {
             bad = parse_strs(v, &o.layouts);
             for (int k = 0; !bad && k < o.layouts.n; k++)
@@ -434,7 +437,8 @@ int main(int argc, char **argv)
             bad = *e || o.base < 0;
         } else if (!strcmp(a, "--count")) {
             bad = parse_ints(v, &o.count);
-            for (int k = 0; !bad && k < o.count.n; k++) bad = o.count.v[k] < 0;
+            for (int k = 0; !bad && k < o.count.n; k++)
+                bad = o.count.v[k] < 0;
         } else if (!strcmp(a, "--op")) {
             bad = parse_strs(v, &o.ops_kinds);
             for (int k = 0; !bad && k < o.ops_kinds.n; k++)
@@ -551,14 +555,16 @@ int main(int argc, char **argv)
             printf("stats %s %s: %ld cases; max rounds %lld, messages per rank %lld, bytes "
                    "per rank %lld, inter-node bytes per rank %lld, per node out %lld in %lld, "
                    "per lane %lld\n",
-                   convoy__coll_name(g->algo->coll), g->algo->name, g->cases,
-                   (long long)g->rounds, (long long)g->msgs, (long long)g->bytes,
-                   (long long)g->rank_inter, (long long)g->node_out, (long long)g->node_in,
-                   (long long)g->lane_max);
+                   convoy__coll_name(g->algo->coll), g->algo->name, g->cases, (long long)g->rounds,
+                   (long long)g->msgs, (long long)g->bytes, (long long)g->rank_inter,
+                   (long long)g->node_out, (long long)g->node_in, (long long)g->lane_max);
         }
-        printf("%.2f s\n", (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+        printf("%.2f s\n",
+               (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
     }
-    if (t.skipped) printf("%ld skipped (not applicable%s)\n", t.skipped, o.mutate ? " or nothing to mutate" : "");
+    if (t.skipped)
+        printf("%ld skipped (not applicable%s)\n", t.skipped,
+               o.mutate ? " or nothing to mutate" : "");
     if (t.passed + t.failed == 0) {
         fprintf(stderr, "convoy-check: no case ran\n");
         printf("0 passed, 0 failed\n");

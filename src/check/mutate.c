@@ -10,12 +10,14 @@
 
 /* --- schedule surgery ---------------------------------------------------------------- */
 
-static int readd(convoy__schedule *ns, const convoy__schedule *s, const convoy__step *st,
-                 int nd, const int *deps)
+static int readd(convoy__schedule *ns, const convoy__schedule *s, const convoy__step *st, int nd,
+                 const int *deps)
 {
     switch (st->kind) {
-    case CONVOY_STEP_SEND: return convoy__add_send(ns, st->comm, st->peer, st->tag, st->src, nd, deps);
-    case CONVOY_STEP_RECV: return convoy__add_recv(ns, st->comm, st->peer, st->tag, st->dst, nd, deps);
+    case CONVOY_STEP_SEND:
+        return convoy__add_send(ns, st->comm, st->peer, st->tag, st->src, nd, deps);
+    case CONVOY_STEP_RECV:
+        return convoy__add_recv(ns, st->comm, st->peer, st->tag, st->dst, nd, deps);
     case CONVOY_STEP_REDUCE: return convoy__add_reduce(ns, st->src, st->dst, nd, deps);
     case CONVOY_STEP_COPY: return convoy__add_copy(ns, st->src, st->dst, nd, deps);
     case CONVOY_STEP_NOTIFY: return convoy__add_notify(ns, st->flag, st->value, nd, deps);
@@ -71,7 +73,8 @@ int convoy__check_rewrite(convoy__schedule *s, int drop, int dup, int edge_from,
     /* Kahn's algorithm, lowest index first, so an unchanged region keeps its order. */
     for (int i = 0; i < m; i++)
         if (i != drop)
-            for (int k = 0; k < nd[i]; k++) indeg[i]++;
+            for (int k = 0; k < nd[i]; k++)
+                indeg[i]++;
     int cnt = 0;
     for (;;) {
         int next = -1;
@@ -92,7 +95,8 @@ int convoy__check_rewrite(convoy__schedule *s, int drop, int dup, int edge_from,
     for (int k = 0; k < cnt; k++) {
         int i = order[k];
         const convoy__step *st = &s->steps[i < n ? i : dup];
-        for (int j = 0; j < nd[i]; j++) tmp[j] = newidx[deps[i][j]];
+        for (int j = 0; j < nd[i]; j++)
+            tmp[j] = newidx[deps[i][j]];
         newidx[i] = readd(&ns, s, st, nd[i], tmp);
         if (newidx[i] < 0) {
             rc = ns.err ? ns.err : CONVOY_ERR_INTERN;
@@ -105,7 +109,8 @@ int convoy__check_rewrite(convoy__schedule *s, int drop, int dup, int edge_from,
     /* The dropped step's child (if any) stays with the old schedule and is freed there;
      * the others now belong to ns. */
     for (int i = 0; i < n; i++)
-        if (s->steps[i].kind == CONVOY_STEP_NESTED && i != drop) s->children[s->steps[i].child] = NULL;
+        if (s->steps[i].kind == CONVOY_STEP_NESTED && i != drop)
+            s->children[s->steps[i].child] = NULL;
     {
         int keep = 0;
         for (int i = 0; i < s->nchildren; i++)
@@ -118,7 +123,8 @@ int convoy__check_rewrite(convoy__schedule *s, int drop, int dup, int edge_from,
 cleanup:
     if (rc) ns.nchildren = 0; /* on failure the children still belong to s */
     convoy__sched_free(&ns);
-    for (int i = 0; deps && i < m; i++) free(deps[i]);
+    for (int i = 0; deps && i < m; i++)
+        free(deps[i]);
     free(deps);
     free(nd);
     free(order);
@@ -172,7 +178,16 @@ static int mut_wrongsrc(void *ctx, const convoy__args *a, convoy__schedule *s)
     convoy__step *st = &s->steps[i];
     int n = peer_size(a->topo, st->comm);
     if (n < 2) return 0;
-    st->peer = (st->peer + 1) % n;
+    const convoy__topo *t = a->topo;
+    const int self = st->comm == CONVOY_COMM_NODE   ? t->node_rank
+                     : st->comm == CONVOY_COMM_LANE ? t->lane_rank
+                                                    : t->rank;
+    /* Another rank than the right one, and not this rank itself (that would be a
+     * different mistake). */
+    int p = (st->peer + 1) % n;
+    if (p == self) p = (p + 1) % n;
+    if (p == st->peer) return 0;
+    st->peer = p;
     return 1;
 }
 
@@ -196,7 +211,7 @@ static int mut_offbyone(void *ctx, const convoy__args *a, convoy__schedule *s)
         convoy__step *st = &s->steps[i];
         if ((st->kind == CONVOY_STEP_RECV || st->kind == CONVOY_STEP_COPY) &&
             st->dst.buf == CONVOY_BUF_RECV && st->dst.count > 0) {
-            st->dst.off += st->dst.tslot == CONVOY_T_BYTE ? 1
+            st->dst.off += st->dst.tslot == CONVOY_T_BYTE   ? 1
                            : st->dst.tslot == CONVOY_T_SEND ? a->stype.extent
                                                             : a->rtype.extent;
             return 1;
@@ -314,17 +329,16 @@ static void setup_shm(convoy__check_case *c)
 
 const convoy__check_mutation convoy__check_mutations[] = {
     {"drop", "the first receive step of rank 1 is dropped", 1, setup_ring, mut_drop},
-    {"wrongsrc", "the first receive of rank 1 names the wrong source", 1, setup_ring,
-     mut_wrongsrc},
+    {"wrongsrc", "the first receive of rank 1 names the wrong source", 1, setup_ring, mut_wrongsrc},
     {"dupreduce", "the first reduce of rank 1 is done twice", 1, setup_recdbl, mut_dupreduce},
     {"offbyone", "the first write into rank 1's receive buffer is shifted by one element", 1,
      setup_ring, mut_offbyone},
-    {"cycle", "rank 0 and its partner each receive only after their send (send-send cycle)",
-     0, setup_recdbl, mut_cycle},
+    {"cycle", "rank 0 and its partner each receive only after their send (send-send cycle)", 0,
+     setup_recdbl, mut_cycle},
     {"shmread", "rank 1 copies out of the segment without waiting for the notification", 1,
      setup_shm, mut_shmread},
-    {"shmreuse", "rank 1 reuses a segment slot without waiting until it was consumed", 1,
-     setup_shm, mut_shmreuse},
+    {"shmreuse", "rank 1 reuses a segment slot without waiting until it was consumed", 1, setup_shm,
+     mut_shmreuse},
 };
 const int convoy__check_nmutations =
     (int)(sizeof convoy__check_mutations / sizeof convoy__check_mutations[0]);

@@ -73,7 +73,8 @@ static int rehash(chk_world *w)
     if (!h) return CONVOY_ERR_NO_MEM;
     for (int i = 0; i < w->nchans; i++) {
         size_t j = hash64(w->chans[i].key) & (size_t)(cap - 1);
-        while (h[j]) j = (j + 1) & (size_t)(cap - 1);
+        while (h[j])
+            j = (j + 1) & (size_t)(cap - 1);
         h[j] = i + 1;
     }
     free(w->hash);
@@ -225,7 +226,8 @@ static int shm_read(chk_world *w, chk_rank *r, int64_t off, int64_t len, int pen
                             node_world_rank(w, r->node, wr), r->rank, r->node, (long long)b);
     }
     uint32_t st = pending ? CHK_PENDING : vc[a] + 1;
-    for (int64_t b = off; b < off + len; b++) nd->rneed[b * n + a] = st;
+    for (int64_t b = off; b < off + len; b++)
+        nd->rneed[b * n + a] = st;
     return 0;
 }
 
@@ -280,8 +282,8 @@ static void shm_complete(chk_world *w, chk_req *q)
 
 /* --- the transport ------------------------------------------------------------------- */
 
-static int post(chk_rank *r, int is_send, int peer, int tag, void *buf, int64_t count,
-                int tslot, void **req)
+static int post(chk_rank *r, int is_send, int peer, int tag, void *buf, int64_t count, int tslot,
+                void **req)
 {
     chk_world *w = r->w;
     const char *what = is_send ? "send" : "receive";
@@ -331,8 +333,7 @@ static int t_isend(void *ctx, int peer, int tag, const void *buf, int64_t count,
     return post(ctx, 1, peer, tag, (void *)buf, count, tslot, req);
 }
 
-static int t_irecv(void *ctx, int peer, int tag, void *buf, int64_t count, int tslot,
-                   void **req)
+static int t_irecv(void *ctx, int peer, int tag, void *buf, int64_t count, int tslot, void **req)
 {
     return post(ctx, 0, peer, tag, buf, count, tslot, req);
 }
@@ -384,20 +385,21 @@ static int overlap(const void *a, int64_t na, const void *b, int64_t nb)
     return na > 0 && nb > 0 && x < y + (uintptr_t)nb && y < x + (uintptr_t)na;
 }
 
-static int t_copy(void *ctx, const void *src, int64_t scount, int stslot, void *dst,
-                  int64_t dcount, int dtslot)
+static int t_copy(void *ctx, const void *src, int64_t scount, int stslot, void *dst, int64_t dcount,
+                  int dtslot)
 {
     chk_rank *r = ctx;
     chk_world *w = r->w;
     if (stslot < 0 || stslot >= CONVOY_NTSLOT || dtslot < 0 || dtslot >= CONVOY_NTSLOT ||
         scount < 0 || dcount < 0)
-        return chk_fail(w, "rank %d: copy with type slots %d/%d, counts %lld/%lld", r->rank,
-                        stslot, dtslot, (long long)scount, (long long)dcount);
+        return chk_fail(w, "rank %d: copy with type slots %d/%d, counts %lld/%lld", r->rank, stslot,
+                        dtslot, (long long)scount, (long long)dcount);
     int64_t sb = scount * w->tslot_bytes[stslot], db = dcount * w->tslot_bytes[dtslot], so, dof;
     if (sb != db) {
         char st[128];
         chk_active_step(r, CONVOY_STEP_COPY, st, sizeof st);
-        return chk_fail(w, "rank %d, %s: copy of %lld bytes into %lld bytes (type signatures differ)",
+        return chk_fail(w,
+                        "rank %d, %s: copy of %lld bytes into %lld bytes (type signatures differ)",
                         r->rank, st, (long long)sb, (long long)db);
     }
     if (resolve(r, src, sb, 0, "copy source", &so) || resolve(r, dst, db, 1, "copy target", &dof))
@@ -418,10 +420,12 @@ static int t_reduce(void *ctx, const void *in, void *inout, int64_t count, int t
     chk_rank *r = ctx;
     chk_world *w = r->w;
     if (tslot != CONVOY_T_SEND && tslot != CONVOY_T_RECV)
-        return chk_fail(w, "rank %d: reduce on type slot %d (only the operation's datatype "
-                           "can be reduced)",
+        return chk_fail(w,
+                        "rank %d: reduce on type slot %d (only the operation's datatype "
+                        "can be reduced)",
                         r->rank, tslot);
-    if (count < 0) return chk_fail(w, "rank %d: reduce of %lld elements", r->rank, (long long)count);
+    if (count < 0)
+        return chk_fail(w, "rank %d: reduce of %lld elements", r->rank, (long long)count);
     int64_t bytes = count * w->tslot_bytes[tslot], io, oo;
     if (resolve(r, in, bytes, 0, "reduce input", &io) ||
         resolve(r, inout, bytes, 1, "reduce target", &oo))
@@ -435,7 +439,8 @@ static int t_reduce(void *ctx, const void *in, void *inout, int64_t count, int t
     if (oo >= 0 && (shm_read(w, r, oo, bytes, 0) || shm_write(w, r, oo, bytes, 0)))
         return CONVOY_ERR_INTERN;
     if (count == 0) return 0;
-    if (!w->reduce) return chk_fail(w, "rank %d: reduce in a collective without reduction", r->rank);
+    if (!w->reduce)
+        return chk_fail(w, "rank %d: reduce in a collective without reduction", r->rank);
     return w->reduce(w, r, in, inout, count);
 }
 
@@ -446,8 +451,8 @@ static int t_notify(void *ctx, int flag, uint64_t value)
     chk_node *nd = &w->nodes[r->node];
     const int n = nd->n, a = r->nrank;
     if (flag < 0 || flag >= nd->nflags)
-        return chk_fail(w, "rank %d: notify of flag %d, the node has %d flags per process",
-                        r->rank, flag, nd->nflags);
+        return chk_fail(w, "rank %d: notify of flag %d, the node has %d flags per process", r->rank,
+                        flag, nd->nflags);
     size_t fi = (size_t)a * nd->nflags + flag;
     if (value < nd->fval[fi])
         return chk_fail(w,
@@ -459,7 +464,8 @@ static int t_notify(void *ctx, int flag, uint64_t value)
     nd->fval[fi] = value;
     memcpy(nd->fvc + fi * n, vc, (size_t)n * sizeof *vc);
     /* Whoever waits on this flag may go on now. */
-    for (int q = 0; q < n; q++) mark_dirty(w, &w->r[node_world_rank(w, r->node, q)]);
+    for (int q = 0; q < n; q++)
+        mark_dirty(w, &w->r[node_world_rank(w, r->node, q)]);
     return 0;
 }
 
@@ -498,8 +504,9 @@ static void do_match(chk_world *w, int ci)
     if (update_match(w, ci)) return;
     chk_rank *sr = s->owner, *dr = d->owner;
     if (s->bytes > d->bytes) {
-        chk_fail(w, "message truncated: rank %d sends %lld bytes to rank %d (tag %d), the "
-                    "receive has room for %lld",
+        chk_fail(w,
+                 "message truncated: rank %d sends %lld bytes to rank %d (tag %d), the "
+                 "receive has room for %lld",
                  sr->rank, (long long)s->bytes, dr->rank, s->tag, (long long)d->bytes);
         return;
     }
@@ -565,23 +572,26 @@ static void deadlock(chk_world *w)
 {
     char buf[sizeof w->reason];
     size_t len = 0;
-    int shown = 0;
+    int omitted = 0;
     len += (size_t)snprintf(buf, sizeof buf, "deadlock: %d of %d ranks cannot finish",
                             w->P - w->ndone, w->P);
-    for (int i = 0; i < w->P && len < sizeof buf; i++) {
+    /* Every stuck rank with the steps it waits for, as long as the line has room. */
+    for (int i = 0; i < w->P; i++) {
         chk_rank *r = &w->r[i];
         if (r->done) continue;
-        if (shown++ == 8) {
-            snprintf(buf + len, sizeof buf - len, "; ...");
-            break;
-        }
-        char d[400];
+        char d[400], one[480];
         convoy__exec_describe(&r->x, d, sizeof d);
-        int n = snprintf(buf + len, sizeof buf - len, "; rank %d%s: %s", r->rank,
-                         w->ops > 1 ? (r->op ? " (second operation)" : " (first operation)") : "",
-                         d);
-        if (n > 0) len += (size_t)n;
+        int n = snprintf(
+            one, sizeof one, "; rank %d%s: %s", r->rank,
+            w->ops > 1 ? (r->op ? " (in a later operation)" : " (first operation)") : "", d);
+        if (n > 0 && len + (size_t)n + 40 < sizeof buf) {
+            memcpy(buf + len, one, (size_t)n + 1);
+            len += (size_t)n;
+        } else {
+            omitted++;
+        }
     }
+    if (omitted) snprintf(buf + len, sizeof buf - len, "; and %d more ranks", omitted);
     chk_fail(w, "%s", buf);
 }
 
@@ -665,7 +675,8 @@ static void run_shuffle(chk_world *w)
 
 int chk_world_run(chk_world *w)
 {
-    for (int i = 0; i < w->P && !w->failed; i++) start_op(w, &w->r[i]);
+    for (int i = 0; i < w->P && !w->failed; i++)
+        start_op(w, &w->r[i]);
     if (!w->failed) {
         if (w->mode == CONVOY_CHECK_LOCKSTEP)
             run_lockstep(w);
@@ -707,7 +718,8 @@ int chk_world_init(chk_world *w, uint64_t seed)
             nd->rneed = calloc(nb * n, sizeof *nd->rneed);
             if (!nd->seg || !nd->wr || !nd->wneed || !nd->rneed) return CONVOY_ERR_NO_MEM;
             memset(nd->seg, CHK_POISON, nb);
-            for (size_t b = 0; b < nb; b++) nd->wr[b] = -1;
+            for (size_t b = 0; b < nb; b++)
+                nd->wr[b] = -1;
         }
     }
     for (int i = 0; i < P; i++) {
@@ -796,6 +808,5 @@ static int describe_active(const convoy__exec *x, int kind, char *buf, size_t le
 
 void chk_active_step(const chk_rank *r, int kind, char *buf, size_t len)
 {
-    if (!r->running || !describe_active(&r->x, kind, buf, len))
-        snprintf(buf, len, "unknown step");
+    if (!r->running || !describe_active(&r->x, kind, buf, len)) snprintf(buf, len, "unknown step");
 }
