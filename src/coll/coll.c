@@ -9,3 +9,13 @@ int64_t convoy__param_get(const convoy__args *a, const char *name, int64_t def)
         if (strcmp(a->params[i].name, name) == 0) return a->params[i].value;
     return def;
 }
+
+int convoy__log2_floor(int64_t v)
+{
+    int k = 0;
+    while (v >= 2) {
+        v >>= 1;
+        k++;
+    }
+    return k;
+}

@@ -45,11 +45,29 @@ typedef struct convoy__args {
 
 /* Value of a parameter, or def when not set. */
 int64_t convoy__param_get(const convoy__args *a, const char *name, int64_t def);
+/* floor(log2 v) for v >= 1. */
+int convoy__log2_floor(int64_t v);
+
+/* Linear cost model: a message of n bytes costs alpha + beta * n; a local reduction of n
+ * bytes costs gamma * n. */
+typedef struct convoy__machine {
+    double alpha; /* seconds per message */
+    double beta;  /* seconds per byte */
+    double gamma; /* seconds per byte reduced */
+} convoy__machine;
 
 typedef int (*convoy__builder)(const convoy__args *a, convoy__schedule *s);
 
-/* Builders (one file each under src/coll/<coll>/). */
+/* Each algorithm file under src/coll/<coll>/ defines its builder and its cost model (the
+ * predicted time under m, used by the default choice), and an applicability predicate if
+ * it has restrictions. Keep the sections in order; add lines at the end of a section. */
+
+/* allgatherv */
 int convoy__allgatherv_ring(const convoy__args *a, convoy__schedule *s);
+double convoy__allgatherv_ring_cost(const convoy__args *a, const convoy__machine *m);
+
+/* allreduce */
 int convoy__allreduce_recdbl(const convoy__args *a, convoy__schedule *s);
+double convoy__allreduce_recdbl_cost(const convoy__args *a, const convoy__machine *m);
 
 #endif

@@ -11,14 +11,6 @@
 
 #include "coll/coll.h"
 
-/* Linear cost model: a message of n bytes costs alpha + beta * n; a local reduction of n
- * bytes costs gamma * n. */
-typedef struct convoy__machine {
-    double alpha; /* seconds per message */
-    double beta;  /* seconds per byte */
-    double gamma; /* seconds per byte reduced */
-} convoy__machine;
-
 enum {
     CONVOY_ALGO_REPRODUCIBLE = 1,  /* every rank gets bitwise identical results */
     CONVOY_ALGO_NONCOMMUTATIVE = 2 /* keeps rank order: valid for non-commutative ops */

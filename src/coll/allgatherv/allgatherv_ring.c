@@ -53,3 +53,13 @@ int convoy__allgatherv_ring(const convoy__args *a, convoy__schedule *s)
     }
     return s->err;
 }
+
+/* Linear ring (papers/002 §2.1): p - 1 rounds, each as long as the largest block. */
+double convoy__allgatherv_ring_cost(const convoy__args *a, const convoy__machine *m)
+{
+    const int p = a->topo->size;
+    int64_t big = 0;
+    for (int i = 0; i < p; i++)
+        if (a->rcounts[i] > big) big = a->rcounts[i];
+    return (p - 1) * (m->alpha + m->beta * (double)(big * a->rtype.size));
+}

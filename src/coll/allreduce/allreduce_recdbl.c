@@ -71,3 +71,15 @@ int convoy__allreduce_recdbl(const convoy__args *a, convoy__schedule *s)
     if (r < 2 * rem) convoy__add_send(s, CONVOY_COMM_ALL, r - 1, tag_back, mine, CONVOY_DEP(last));
     return s->err;
 }
+
+double convoy__allreduce_recdbl_cost(const convoy__args *a, const convoy__machine *m)
+{
+    const int p = a->topo->size;
+    const double bytes = (double)(a->count * a->rtype.size);
+    int pp = 1;
+    while (pp * 2 <= p)
+        pp *= 2;
+    double t = convoy__log2_floor(pp) * (m->alpha + (m->beta + m->gamma) * bytes);
+    if (p > pp) t += 2 * (m->alpha + m->beta * bytes) + m->gamma * bytes;
+    return t;
+}
