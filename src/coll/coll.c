@@ -19,3 +19,22 @@ int convoy__log2_floor(int64_t v)
     }
     return k;
 }
+
+convoy__region convoy__agv_block(const convoy__args *a, int i)
+{
+    return convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, a->displs[i] * a->rtype.extent,
+                       a->rcounts[i]);
+}
+
+convoy__region convoy__agv_own(const convoy__args *a)
+{
+    return a->inplace ? convoy__agv_block(a, a->topo->rank)
+                      : convoy__reg(CONVOY_BUF_SEND, CONVOY_T_SEND, 0, a->count);
+}
+
+int convoy__agv_copy_own(const convoy__args *a, convoy__schedule *s)
+{
+    const int r = a->topo->rank;
+    if (a->inplace || a->rcounts[r] == 0) return -1;
+    return convoy__add_copy(s, convoy__agv_own(a), convoy__agv_block(a, r), 0, NULL);
+}

@@ -48,6 +48,13 @@ int64_t convoy__param_get(const convoy__args *a, const char *name, int64_t def);
 /* floor(log2 v) for v >= 1. */
 int convoy__log2_floor(int64_t v);
 
+/* Allgatherv: rank i's block in the receive buffer; where this rank's own contribution is
+ * read (the send buffer, or its block when in place); the copy of the own contribution
+ * into its block (none in place or when empty: returns -1, else the step). */
+convoy__region convoy__agv_block(const convoy__args *a, int i);
+convoy__region convoy__agv_own(const convoy__args *a);
+int convoy__agv_copy_own(const convoy__args *a, convoy__schedule *s);
+
 /* Linear cost model: a message of n bytes costs alpha + beta * n; a local reduction of n
  * bytes costs gamma * n. */
 typedef struct convoy__machine {
@@ -65,9 +72,25 @@ typedef int (*convoy__builder)(const convoy__args *a, convoy__schedule *s);
 /* allgatherv */
 int convoy__allgatherv_ring(const convoy__args *a, convoy__schedule *s);
 double convoy__allgatherv_ring_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__allgatherv_recdbl(const convoy__args *a, convoy__schedule *s);
+double convoy__allgatherv_recdbl_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__allgatherv_bruck(const convoy__args *a, convoy__schedule *s);
+double convoy__allgatherv_bruck_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__allgatherv_neighbor(const convoy__args *a, convoy__schedule *s);
+int convoy__allgatherv_neighbor_applicable(const convoy__args *a);
+double convoy__allgatherv_neighbor_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__allgatherv_gatherv_bcast(const convoy__args *a, convoy__schedule *s);
+double convoy__allgatherv_gatherv_bcast_cost(const convoy__args *a, const convoy__machine *m);
+/* Its block size in elements of the receive type (the checker predicts rounds from it). */
 
 /* allreduce */
 int convoy__allreduce_recdbl(const convoy__args *a, convoy__schedule *s);
 double convoy__allreduce_recdbl_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__allreduce_ring(const convoy__args *a, convoy__schedule *s);
+double convoy__allreduce_ring_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__allreduce_rabenseifner(const convoy__args *a, convoy__schedule *s);
+double convoy__allreduce_rabenseifner_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__allreduce_reduce_bcast(const convoy__args *a, convoy__schedule *s);
+double convoy__allreduce_reduce_bcast_cost(const convoy__args *a, const convoy__machine *m);
 
 #endif

@@ -136,7 +136,8 @@ typedef struct tbuf {
 
 static void canary(tbuf *b)
 {
-    for (size_t i = 0; i < b->bytes; i++) b->alloc[i] = (unsigned char)(0xA5 ^ (i * 31));
+    for (size_t i = 0; i < b->bytes; i++)
+        b->alloc[i] = (unsigned char)(0xA5 ^ (i * 31));
 }
 
 static int tbuf_alloc(tbuf *b, const layout *l, int64_t n)
@@ -207,8 +208,7 @@ static void store(int kind, void *p, int64_t v)
         memcpy(p, &x, sizeof x);
         break;
     }
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -231,7 +231,8 @@ static void gen_value(int kind, int vc, void *p, uint64_t seed, int rank, int64_
     }
     if (kind == K_MAT) {
         unsigned m[4];
-        for (int k = 0; k < 4; k++) m[k] = (unsigned)((h >> (8 * k)) % 4);
+        for (int k = 0; k < 4; k++)
+            m[k] = (unsigned)((h >> (8 * k)) % 4);
         memcpy(p, m, sizeof m);
         return;
     }
@@ -263,18 +264,14 @@ static void gen_value(int kind, int vc, void *p, uint64_t seed, int rank, int64_
         else
             v = (int64_t)(h % 2001) - 1000;
         break;
-    case V_BIT:
-        v = (int64_t)(h >> 1);
-        break;
+    case V_BIT: v = (int64_t)(h >> 1); break;
     case V_LAND: /* mostly true, so that the result is not always false */
         v = (h % (uint64_t)(2 * g_size + 1) == 0) ? 0 : 1 + (int64_t)(h % 3);
         break;
     case V_LOR: /* mostly false */
         v = (h % (uint64_t)(2 * g_size + 1) == 0) ? 1 + (int64_t)(h % 3) : 0;
         break;
-    case V_MODMUL:
-        v = 1 + (int64_t)(h % 65520);
-        break;
+    case V_MODMUL: v = 1 + (int64_t)(h % 65520); break;
     case V_ANY:
     default:
         if (kind == K_DOUBLE || kind == K_FLOAT)
@@ -303,10 +300,12 @@ static int same(const tbuf *got, const tbuf *exp, const layout *l, char *detail,
 {
     if (memcmp(got->alloc, exp->alloc, exp->bytes) == 0) return 1;
     size_t i = 0;
-    while (i < exp->bytes && got->alloc[i] == exp->alloc[i]) i++;
+    while (i < exp->bytes && got->alloc[i] == exp->alloc[i])
+        i++;
     long off = (long)((char *)exp->alloc + i - exp->p);
     int ndiff = 0;
-    for (size_t k = 0; k < exp->bytes; k++) ndiff += got->alloc[k] != exp->alloc[k];
+    for (size_t k = 0; k < exp->bytes; k++)
+        ndiff += got->alloc[k] != exp->alloc[k];
     snprintf(detail, len,
              "%d bytes differ; first at byte %ld from the buffer (element %ld of %s, byte %ld "
              "in it): got 0x%02x, expected 0x%02x%s",
@@ -328,7 +327,8 @@ static void op_modmul(void *in, void *inout, int *len, MPI_Datatype *dt)
     if (*dt != MPI_INT) g_bad_op_type = 1;
     const int *a = in;
     int *b = inout;
-    for (int i = 0; i < *len; i++) b[i] = (int)(((int64_t)a[i] * b[i]) % 65521);
+    for (int i = 0; i < *len; i++)
+        b[i] = (int)(((int64_t)a[i] * b[i]) % 65521);
 }
 
 /* Non-commutative: 2x2 matrix product inout = in x inout (in holds the lower ranks). */
@@ -422,20 +422,6 @@ static const char *mode_name(int m)
     return m == M_BLOCKING ? "blocking" : m == M_NONBLOCKING ? "nonblocking" : "persistent";
 }
 
-/* The algorithms to run for a collective: NULL (the default selection) first, then every
- * registered one (for a non-commutative Allreduce only those that declare it). */
-static int algo_list(int coll, int noncommutative, const char **names, int max)
-{
-    int n = 0;
-    names[n++] = NULL;
-    for (int i = 0; i < convoy__nalgos && n < max; i++) {
-        if (convoy__algos[i].coll != coll) continue;
-        if (noncommutative && !(convoy__algos[i].props & CONVOY_ALGO_NONCOMMUTATIVE)) continue;
-        names[n++] = convoy__algos[i].name;
-    }
-    return n;
-}
-
 static void force_algo(int coll, const char *name)
 {
     const char *var =
@@ -451,7 +437,8 @@ static void force_algo(int coll, const char *name)
 static int complete_nb(convoy_request *req, char *why, size_t len)
 {
     int flag = 0, rc = MPI_SUCCESS;
-    for (int k = 0; k < 3 && !flag && rc == MPI_SUCCESS; k++) rc = convoy_test(req, &flag);
+    for (int k = 0; k < 3 && !flag && rc == MPI_SUCCESS; k++)
+        rc = convoy_test(req, &flag);
     if (rc != MPI_SUCCESS) {
         snprintf(why, len, "convoy_test failed");
         return rc;
@@ -476,8 +463,7 @@ static int run_allreduce(int mode, const void *sb, void *rb, int count, MPI_Data
     int rc;
     why[0] = '\0';
     switch (mode) {
-    case M_BLOCKING:
-        return convoy_Allreduce(sb, rb, count, t, op, comm);
+    case M_BLOCKING: return convoy_Allreduce(sb, rb, count, t, op, comm);
     case M_NONBLOCKING:
         rc = convoy_Iallreduce(sb, rb, count, t, op, comm, &req);
         if (rc != MPI_SUCCESS) return rc;
@@ -511,8 +497,7 @@ static int run_allgatherv(int mode, const void *sb, int scount, MPI_Datatype st,
     int rc;
     why[0] = '\0';
     switch (mode) {
-    case M_BLOCKING:
-        return convoy_Allgatherv(sb, scount, st, rb, rcounts, displs, rt, comm);
+    case M_BLOCKING: return convoy_Allgatherv(sb, scount, st, rb, rcounts, displs, rt, comm);
     case M_NONBLOCKING:
         rc = convoy_Iallgatherv(sb, scount, st, rb, rcounts, displs, rt, comm, &req);
         if (rc != MPI_SUCCESS) return rc;
@@ -538,6 +523,46 @@ typedef struct tcomm {
     char name[32];
     int rank, size;
 } tcomm;
+
+/* Whether an algorithm applies on this communicator: its predicate, asked with the
+ * communicator's real decomposition and one element per rank. (The predicates so far
+ * depend on the decomposition, not the counts. Collective: it may make the state.) */
+static int applies(const tcomm *c, const convoy__algo *al)
+{
+    if (!al->applicable) return 1;
+    const convoy__topo *topo;
+    if (convoy__comm_topo(c->comm, &topo) != MPI_SUCCESS) return 0;
+    int64_t *v = malloc(2 * (size_t)c->size * sizeof *v);
+    for (int r = 0; r < c->size; r++)
+        v[r] = 1, v[c->size + r] = r;
+    convoy__dtype t = {.size = sizeof(int), .extent = sizeof(int), .true_extent = sizeof(int)};
+    convoy__args a = {.coll = al->coll,
+                      .topo = topo,
+                      .count = 1,
+                      .rcounts = v,
+                      .displs = v + c->size,
+                      .stype = t,
+                      .rtype = t,
+                      .commutative = 1};
+    int ok = al->applicable(&a);
+    free(v);
+    return ok;
+}
+
+/* The algorithms to run for a collective: NULL (the default selection) first, then every
+ * registered one that applies on this communicator (for a non-commutative Allreduce only
+ * those that declare it). Forcing one that does not apply would test the fallback. */
+static int algo_list(const tcomm *c, int coll, int noncommutative, const char **names, int max)
+{
+    int n = 0;
+    names[n++] = NULL;
+    for (int i = 0; i < convoy__nalgos && n < max; i++) {
+        if (convoy__algos[i].coll != coll || !applies(c, &convoy__algos[i])) continue;
+        if (noncommutative && !(convoy__algos[i].props & CONVOY_ALGO_NONCOMMUTATIVE)) continue;
+        names[n++] = convoy__algos[i].name;
+    }
+    return n;
+}
 
 static int g_verbose, g_large, g_quick;
 static double g_t0;
@@ -602,7 +627,7 @@ static void case_allreduce(const tcomm *c, const layout *l, const opdesc *o, int
     }
 
     const char *algos[32];
-    int na = algo_list(CONVOY_COLL_ALLREDUCE, !o->commutative, algos, 32);
+    int na = algo_list(c, CONVOY_COLL_ALLREDUCE, !o->commutative, algos, 32);
     for (int a = 0; a < na; a++) {
         for (int m = M_BLOCKING; m <= M_PERSISTENT; m <<= 1) {
             if (!(modes & m)) continue;
@@ -714,27 +739,13 @@ static void make_counts(gv *g, int p, int ck, int dk, int mult, int64_t large_el
         uint64_t h = tc_hash(seed, 1000 + r, 7);
         int c = 0;
         switch (ck) {
-        case C_RANDOM0:
-            c = (h % 3 == 0) ? 0 : (int)(h % 40) + 1;
-            break;
-        case C_ZEROS:
-            c = 0;
-            break;
-        case C_ONE:
-            c = 1;
-            break;
-        case C_255:
-            c = 255;
-            break;
-        case C_ODD:
-            c = 2 * (int)(h % 50) + 1;
-            break;
-        case C_SINGLE:
-            c = r == (int)(seed % (uint64_t)p) ? 57 : 0;
-            break;
-        case C_LARGE:
-            c = (int)(large_elems / p) + r;
-            break;
+        case C_RANDOM0: c = (h % 3 == 0) ? 0 : (int)(h % 40) + 1; break;
+        case C_ZEROS: c = 0; break;
+        case C_ONE: c = 1; break;
+        case C_255: c = 255; break;
+        case C_ODD: c = 2 * (int)(h % 50) + 1; break;
+        case C_SINGLE: c = r == (int)(seed % (uint64_t)p) ? 57 : 0; break;
+        case C_LARGE: c = (int)(large_elems / p) + r; break;
         }
         g->rcounts[r] = c * mult;
         nonzero += c != 0;
@@ -743,7 +754,8 @@ static void make_counts(gv *g, int p, int ck, int dk, int mult, int64_t large_el
     /* Displacements: packed in rank order, or blocks in a shuffled order with gaps of 0..3
      * elements; a zero-count rank's displacement points into another rank's block. */
     int *order = malloc((size_t)p * sizeof(int));
-    for (int r = 0; r < p; r++) order[r] = r;
+    for (int r = 0; r < p; r++)
+        order[r] = r;
     if (dk == D_GAPPED)
         for (int r = p - 1; r > 0; r--) {
             int k = (int)(tc_hash(seed, 2000 + r, 3) % (uint64_t)(r + 1));
@@ -843,7 +855,7 @@ static void case_allgatherv(const tcomm *c, const layout *sl, const layout *rl, 
     }
 
     const char *algos[32];
-    int na = algo_list(CONVOY_COLL_ALLGATHERV, 0, algos, 32);
+    int na = algo_list(c, CONVOY_COLL_ALLGATHERV, 0, algos, 32);
     for (int a = 0; a < na; a++) {
         for (int m = M_BLOCKING; m <= M_PERSISTENT; m <<= 1) {
             if (!(modes & m)) continue;
@@ -1017,10 +1029,10 @@ static void case_persistent(const tcomm *c, int coll, const char *algo, int inpl
 static void persistent_suite(const tcomm *c, uint64_t seed)
 {
     const char *algos[32];
-    int na = algo_list(CONVOY_COLL_ALLREDUCE, 0, algos, 32);
+    int na = algo_list(c, CONVOY_COLL_ALLREDUCE, 0, algos, 32);
     for (int a = 0; a < na; a++)
         case_persistent(c, CONVOY_COLL_ALLREDUCE, algos[a], a & 1, seed + (uint64_t)a);
-    na = algo_list(CONVOY_COLL_ALLGATHERV, 0, algos, 32);
+    na = algo_list(c, CONVOY_COLL_ALLGATHERV, 0, algos, 32);
     for (int a = 0; a < na; a++)
         case_persistent(c, CONVOY_COLL_ALLGATHERV, algos[a], !(a & 1), seed + 50 + (uint64_t)a);
 }
@@ -1035,6 +1047,7 @@ static void case_forced_builds(const tcomm *c, uint64_t seed)
 {
     for (int i = 0; i < convoy__nalgos; i++) {
         const convoy__algo *al = &convoy__algos[i];
+        if (!applies(c, al)) continue;
         char what[256], detail[256];
         snprintf(what, sizeof what, "%s algo=%s comm=%s: forcing it builds its schedule",
                  convoy__coll_name(al->coll), al->name, c->name);
@@ -1043,7 +1056,8 @@ static void case_forced_builds(const tcomm *c, uint64_t seed)
         int *out = calloc((size_t)n * (size_t)c->size, sizeof(int));
         int *rcounts = malloc((size_t)c->size * sizeof(int));
         int *displs = malloc((size_t)c->size * sizeof(int));
-        for (int r = 0; r < c->size; r++) rcounts[r] = n, displs[r] = n * (c->size - 1 - r);
+        for (int r = 0; r < c->size; r++)
+            rcounts[r] = n, displs[r] = n * (c->size - 1 - r);
         force_algo(al->coll, al->name);
         long b0 = convoy__build_count();
         if (al->coll == CONVOY_COLL_ALLREDUCE)
@@ -1148,7 +1162,8 @@ static void case_overlap(const tcomm *c, const char *aalgo, const char *galgo, i
             u_out[t][k] = 1000000 * t + 1000 * me + k;
             u_in[t][k] = -1;
         }
-    for (int k = 0; k < 4; k++) any_in[k] = -1;
+    for (int k = 0; k < 4; k++)
+        any_in[k] = -1;
     PMPI_Irecv(u_in[0], 4, MPI_INT, prev, 0, c->comm, &ur[0]);
     PMPI_Irecv(u_in[1], 4, MPI_INT, prev, 1, c->comm, &ur[1]);
     PMPI_Irecv(any_in, 4, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, c->comm, &ur[2]);
@@ -1171,7 +1186,8 @@ static void case_overlap(const tcomm *c, const char *aalgo, const char *galgo, i
      * waiting for one operation must progress the others; a wait that does not is caught by
      * a time limit (then all are completed round-robin, to go on with the other cases). */
     int bits = 0;
-    for (int x = me; x; x >>= 1) bits += x & 1;
+    for (int x = me; x; x >>= 1)
+        bits += x & 1;
     static const int order[2][NOV] = {{3, 0, 2, 1}, {0, 3, 1, 2}};
     const int *ord = order[mixed ? bits & 1 : 0];
     int stuck = 0;
@@ -1243,7 +1259,8 @@ static void case_overlap(const tcomm *c, const char *aalgo, const char *galgo, i
                  ust[2].MPI_SOURCE, ust[2].MPI_TAG, any_in[0], prev, 2000000 + 1000 * prev);
     }
     tc_check(c->comm, ok, what, detail);
-    for (int i = 0; i < NOV; i++) ovop_free(&ov[i]);
+    for (int i = 0; i < NOV; i++)
+        ovop_free(&ov[i]);
 }
 
 /* Nonblocking operations in flight on two communicators at once, completed crosswise. */
@@ -1330,7 +1347,8 @@ static void world_ids(int wsize)
         }
     } else if (ppn && *ppn) {
         long k = strtol(ppn, NULL, 10);
-        for (int w = 0; w < wsize; w++) g_world_ids[w] = k > 0 ? w / k : 0;
+        for (int w = 0; w < wsize; w++)
+            g_world_ids[w] = k > 0 ? w / k : 0;
     }
 }
 
@@ -1361,7 +1379,8 @@ static void check_topo(const tcomm *c)
     MPI_Comm_group(c->comm, &g);
     MPI_Comm_group(MPI_COMM_WORLD, &wg);
     int *ranks = malloc((size_t)p * sizeof(int)), *w = malloc((size_t)p * sizeof(int));
-    for (int r = 0; r < p; r++) ranks[r] = r;
+    for (int r = 0; r < p; r++)
+        ranks[r] = r;
     MPI_Group_translate_ranks(g, p, ranks, wg, w);
     MPI_Group_free(&g);
     MPI_Group_free(&wg);
@@ -1373,7 +1392,8 @@ static void check_topo(const tcomm *c)
     for (int r = 0; r < p; r++) {
         int64_t id = g_world_ids[w[r]];
         int k = 0;
-        while (k < nn && nid[k] != id) k++;
+        while (k < nn && nid[k] != id)
+            k++;
         if (k == nn) nid[nn++] = id;
         node_of[r] = k;
         nrank[r] = nsize[k]++;
@@ -1539,8 +1559,8 @@ int main(int argc, char **argv)
         case_forced_builds(c, seed);
         persistent_suite(c, seed + 9000);
         const char *aal[32], *gal[32];
-        int naa = algo_list(CONVOY_COLL_ALLREDUCE, 0, aal, 32);
-        int nga = algo_list(CONVOY_COLL_ALLGATHERV, 0, gal, 32);
+        int naa = algo_list(c, CONVOY_COLL_ALLREDUCE, 0, aal, 32);
+        int nga = algo_list(c, CONVOY_COLL_ALLGATHERV, 0, gal, 32);
         for (int a = 0; a < (naa > nga ? naa : nga); a++)
             for (int mixed = 0; mixed < 2; mixed++)
                 case_overlap(c, aal[a % naa], gal[a % nga], mixed, seed + 9500 + (uint64_t)a);

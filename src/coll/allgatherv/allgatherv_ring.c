@@ -23,30 +23,21 @@
 int convoy__allgatherv_ring(const convoy__args *a, convoy__schedule *s)
 {
     const int p = a->topo->size, r = a->topo->rank;
-    const int64_t ext = a->rtype.extent;
-    const convoy__region own =
-        convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, a->displs[r] * ext, a->rcounts[r]);
-
-    if (!a->inplace && a->rcounts[r] > 0)
-        convoy__add_copy(s, convoy__reg(CONVOY_BUF_SEND, CONVOY_T_SEND, 0, a->count), own, 0, NULL);
+    convoy__agv_copy_own(a, s);
     const int next = (r + 1) % p, prev = (r - 1 + p) % p;
     int last_recv = -1;       /* the receive of the block this process forwards next */
     int window[2] = {-1, -1}; /* the last two receives, oldest first */
     for (int k = 0; k < p - 1; k++) {
         int sb = ((r - k) % p + p) % p, rb = ((r - k - 1) % p + p) % p;
         if (a->rcounts[sb] > 0) {
-            convoy__region src = k == 0 && !a->inplace
-                                     ? convoy__reg(CONVOY_BUF_SEND, CONVOY_T_SEND, 0, a->count)
-                                     : convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV,
-                                                   a->displs[sb] * ext, a->rcounts[sb]);
+            /* The own block goes straight from where it is read (no wait for the copy). */
+            convoy__region src = k == 0 ? convoy__agv_own(a) : convoy__agv_block(a, sb);
             convoy__add_send(s, CONVOY_COMM_ALL, next, k, src, CONVOY_DEP(last_recv));
         }
         last_recv = -1;
         if (a->rcounts[rb] > 0) {
-            last_recv = convoy__add_recv(
-                s, CONVOY_COMM_ALL, prev, k,
-                convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, a->displs[rb] * ext, a->rcounts[rb]),
-                CONVOY_DEP(window[0]));
+            last_recv = convoy__add_recv(s, CONVOY_COMM_ALL, prev, k, convoy__agv_block(a, rb),
+                                         CONVOY_DEP(window[0]));
             window[0] = window[1];
             window[1] = last_recv;
         }
