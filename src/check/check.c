@@ -503,6 +503,7 @@ static void expected_image(const casedata *d, int op, unsigned char *img)
 static void collect_stats(const chk_world *w, int ops, convoy__check_stats *st)
 {
     memset(st, 0, sizeof *st);
+    st->rounds_bound = st->rounds_exact = -1;
     const convoy__topo *t = w->topo;
     st->rounds = w->rounds;
     st->nnodes = w->nnodes;
@@ -557,6 +558,7 @@ static int run_mode(const convoy__check_case *c, const casedata *d, const convoy
     w.nnodes = full->nnodes;
     w.ops = ops;
     w.mode = mode;
+    w.smp_check = c->smp_check || chk_claims_smp(c->algo);
     w.inplace = d->inplace;
     w.topo = full;
     w.sched = (const convoy__schedule *const *)scheds;
@@ -816,6 +818,13 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
     if (modes & CONVOY_CHECK_LOCKSTEP) {
         rc = run_mode(c, &d, &full, views, scheds, CONVOY_CHECK_LOCKSTEP, 1, res, 1);
         if (rc || res->status != CONVOY_CHECK_PASS) goto cleanup;
+        char why[1024];
+        if (chk_rounds_verdict(c, args, (const convoy__schedule *const *)scheds, &res->st, why,
+                               sizeof why)) {
+            res->status = CONVOY_CHECK_FAIL;
+            snprintf(res->reason, sizeof res->reason, "lockstep: %s", why);
+            goto cleanup;
+        }
     }
     if (modes & CONVOY_CHECK_SHUFFLE)
         rc = run_mode(c, &d, &full, views, scheds, CONVOY_CHECK_SHUFFLE, ops, res,

@@ -48,6 +48,9 @@ typedef struct convoy__check_case {
     int modes;                /* CONVOY_CHECK_LOCKSTEP | CONVOY_CHECK_SHUFFLE */
     int ops;                  /* operations in a row in shuffle mode (segment reuse), >= 1 */
     int64_t shm_bytes;        /* node segment offered to the builder (args.shm_bytes) */
+    int smp_check;            /* lockstep: fail a round in which a node sends or receives more
+                                 than one inter-node message (always on for algorithms that
+                                 claim SMP-aware rounds, see rounds.c) */
     int nparams;
     convoy__param params[CONVOY_MAX_PARAMS];
     convoy__check_mutator mutate;
@@ -66,6 +69,10 @@ typedef struct convoy__check_stats {
     int64_t round_node_out_max;             /* lockstep: most inter-node messages a node sends */
     int64_t round_node_in_max;              /*   or receives in one round */
     int nnodes;
+    /* Lockstep rounds as the algorithm's analysis predicts them (rounds.c), -1 where it has
+     * none: an upper bound, the exact count, and the formulas with their values. */
+    int64_t rounds_bound, rounds_exact;
+    char rounds_how[256];
 } convoy__check_stats;
 
 enum { CONVOY_CHECK_PASS, CONVOY_CHECK_FAIL, CONVOY_CHECK_SKIP };

@@ -101,6 +101,7 @@ typedef struct chk_world {
     int64_t rounds;
     int64_t *round_in, *round_out; /* [nnodes] this round */
     int64_t round_in_max, round_out_max;
+    int smp_check; /* fail the first round that breaks round_in/out <= 1 */
     /* verdict */
     int failed;
     char reason[4096];
@@ -128,5 +129,14 @@ void chk_world_free(chk_world *w);
 
 /* Names the step of `kind` that rank r is executing right now (for reports). */
 void chk_active_step(const chk_rank *r, int kind, char *buf, size_t len);
+
+/* Round analyses (rounds.c): whether the algorithm claims SMP-aware rounds (at most one
+ * inter-node message per node and direction per round), and the verdict on the measured
+ * lockstep rounds st->rounds of a case that passed: fills st's predictions and returns 1
+ * (reason in why) if the measurement contradicts the algorithm's analysis. */
+int chk_claims_smp(const convoy__algo *al);
+int chk_rounds_verdict(const convoy__check_case *c, const convoy__args *args,
+                       const convoy__schedule *const *scheds, convoy__check_stats *st, char *why,
+                       size_t len);
 
 #endif

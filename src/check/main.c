@@ -41,6 +41,9 @@ static void usage(FILE *f)
                "                        segment, else 1)\n"
                "  --shm-bytes B         node segment offered to builders (default 65536)\n"
                "  --param NAME=VALUE    algorithm parameter (repeatable)\n"
+               "  --smp-check           lockstep: fail a round in which a node sends or receives\n"
+               "                        more than one inter-node message (always on for\n"
+               "                        algorithms that claim it, e.g. allgatherv pipelined)\n"
                "  --stats               per-algorithm statistics (rounds, messages, bytes)\n"
                "  --verbose             one line per case with its statistics\n"
                "  --list                print every registered algorithm: <coll> <algo> <params>\n"
@@ -168,7 +171,7 @@ typedef struct opts {
     strlist colls, algos, layouts, counts, ops_kinds, modes;
     intlist procs, ppn, count, inplace;
     int64_t base, shm_bytes;
-    int seeds, seed, ops, stats, verbose;
+    int seeds, seed, ops, stats, verbose, smp_check;
     int64_t *ids;
     int nids;
     int nparams;
@@ -256,14 +259,21 @@ static void run_case(convoy__check_case *c, const opts *o, const convoy__check_m
     }
     t->passed++;
     if (g) agg_add(g, &res.st);
-    if (o->verbose)
-        printf("ok %s: rounds %lld, messages %lld (max %lld per rank), bytes %lld (max %lld per "
-               "rank), inter-node bytes per node max out %lld in %lld, per lane %lld..%lld\n",
-               name, (long long)res.st.rounds, (long long)res.st.msgs,
-               (long long)res.st.rank_msgs_max, (long long)res.st.bytes,
-               (long long)res.st.rank_bytes_max, (long long)res.st.node_out_max,
-               (long long)res.st.node_in_max, (long long)res.st.lane_min,
-               (long long)res.st.lane_max);
+    if (!o->verbose) return;
+    char pred[384] = "";
+    if (res.st.rounds_bound >= 0) {
+        char exact[32] = "none";
+        if (res.st.rounds_exact >= 0)
+            snprintf(exact, sizeof exact, "%lld", (long long)res.st.rounds_exact);
+        snprintf(pred, sizeof pred, " (predicted %s, bound %lld: %s)", exact,
+                 (long long)res.st.rounds_bound, res.st.rounds_how);
+    }
+    printf("ok %s: rounds %lld%s, messages %lld (max %lld per rank), bytes %lld (max %lld per "
+           "rank), inter-node bytes per node max out %lld in %lld, per lane %lld..%lld\n",
+           name, (long long)res.st.rounds, pred, (long long)res.st.msgs,
+           (long long)res.st.rank_msgs_max, (long long)res.st.bytes,
+           (long long)res.st.rank_bytes_max, (long long)res.st.node_out_max,
+           (long long)res.st.node_in_max, (long long)res.st.lane_min, (long long)res.st.lane_max);
 }
 
 static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
@@ -276,6 +286,7 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
     c.base = o->base;
     c.shm_bytes = o->shm_bytes;
     c.ops = o->ops;
+    c.smp_check = o->smp_check;
     c.nparams = o->nparams;
     memcpy(c.params, o->params, sizeof c.params);
     c.modes = 0;
@@ -388,6 +399,9 @@ int main(int argc, char **argv)
             takes = 0;
         } else if (!strcmp(a, "--stats")) {
             o.stats = 1;
+            takes = 0;
+        } else if (!strcmp(a, "--smp-check")) {
+            o.smp_check = 1;
             takes = 0;
         } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
             o.verbose = o.stats = 1;

@@ -646,9 +646,15 @@ static void run_lockstep(chk_world *w)
             d->recv_round = round;
             do_match(w, cand[k].ci);
         }
-        for (int n = 0; n < w->nnodes; n++) {
+        for (int n = 0; n < w->nnodes && !w->failed; n++) {
             if (w->round_in[n] > w->round_in_max) w->round_in_max = w->round_in[n];
             if (w->round_out[n] > w->round_out_max) w->round_out_max = w->round_out[n];
+            if (w->smp_check && (w->round_in[n] > 1 || w->round_out[n] > 1))
+                chk_fail(w,
+                         "not SMP-aware: in round %lld node %d receives %lld and sends %lld "
+                         "inter-node messages (at most one each)",
+                         (long long)round, n, (long long)w->round_in[n],
+                         (long long)w->round_out[n]);
         }
     }
     free(cand);

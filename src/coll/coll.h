@@ -81,7 +81,10 @@ int convoy__allgatherv_neighbor_applicable(const convoy__args *a);
 double convoy__allgatherv_neighbor_cost(const convoy__args *a, const convoy__machine *m);
 int convoy__allgatherv_gatherv_bcast(const convoy__args *a, convoy__schedule *s);
 double convoy__allgatherv_gatherv_bcast_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__allgatherv_pipelined(const convoy__args *a, convoy__schedule *s);
+double convoy__allgatherv_pipelined_cost(const convoy__args *a, const convoy__machine *m);
 /* Its block size in elements of the receive type (the checker predicts rounds from it). */
+int64_t convoy__allgatherv_pipelined_block(const convoy__args *a);
 
 /* allreduce */
 int convoy__allreduce_recdbl(const convoy__args *a, convoy__schedule *s);

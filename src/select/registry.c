@@ -18,6 +18,8 @@ const convoy__algo convoy__algos[] = {
     {CONVOY_COLL_ALLGATHERV, "neighbor", convoy__allgatherv_neighbor,
      convoy__allgatherv_neighbor_applicable, convoy__allgatherv_neighbor_cost, "",
      CONVOY_ALGO_REPRODUCIBLE},
+    {CONVOY_COLL_ALLGATHERV, "pipelined", convoy__allgatherv_pipelined, NULL,
+     convoy__allgatherv_pipelined_cost, "CONVOY_ALLGATHERV_BLOCK", CONVOY_ALGO_REPRODUCIBLE},
 
     /* allreduce */
     {CONVOY_COLL_ALLREDUCE, "recdbl", convoy__allreduce_recdbl, NULL, convoy__allreduce_recdbl_cost,

@@ -1,0 +1,164 @@
+/*
+ * Round analyses: an algorithm whose paper counts its communication rounds gets that count
+ * checked. Lockstep mode measures rounds (each rank at most one send and one receive per
+ * round, every message as early as the schedule allows); the analysis here predicts them
+ * from the case alone, and a case fails when the two disagree. An algorithm can also claim
+ * SMP-aware rounds, which the lockstep run then checks round by round (world.c).
+ *
+ * The prediction uses only what the paper's analysis uses (counts, block size, the order
+ * of the ring); the ring order is read off the schedules (whom each rank sends to), so the
+ * count checks the placement the builder chose, and the placement itself is checked where
+ * the analysis says what it must be.
+ */
+#include "check/check_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int (*rounds_fn)(const convoy__args *args, const convoy__schedule *const *scheds,
+                         convoy__check_stats *st, char *why, size_t len);
+
+/* Peer of rank i's first send, or -1. */
+static int first_send_peer(const convoy__schedule *s)
+{
+    for (int k = 0; k < s->nsteps; k++)
+        if (s->steps[k].kind == CONVOY_STEP_SEND && s->steps[k].comm == CONVOY_COMM_ALL)
+            return s->steps[k].peer;
+    return -1;
+}
+
+/*
+ * The pipelined ring (papers/002 §2.2-2.3, src/coll/allgatherv/allgatherv_pipelined.c):
+ * b_i = max(1, ceil(m_i / B)), b = sum b_i, N = the blocks with data, n processes with data,
+ * z = p - n without. Bound: eq. (1), b - min b_i; exact with all m_i > 0. With 0 < z:
+ * N - 1 + g_max, g_max the longest run of empty processes in the ring, whenever every
+ * process j with data has b_j > g_j (the run before it; n = 1: always); equidistant
+ * placement gives g_max = ceil(z / n) (§2.3), which the ring must reach when the SMP
+ * constraint does not bind (one node, or one process per node).
+ */
+static int pipelined_rounds(const convoy__args *args, const convoy__schedule *const *scheds,
+                            convoy__check_stats *st, char *why, size_t len)
+{
+    const convoy__topo *t = args[0].topo;
+    const int P = t->size;
+    const int64_t *m = args[0].rcounts, be = convoy__allgatherv_pipelined_block(&args[0]);
+    int64_t b = 0, nreal = 0, minb = INT64_MAX;
+    int n = 0, holder = -1;
+    for (int i = 0; i < P; i++) {
+        const int64_t bi = m[i] > 0 ? (m[i] + be - 1) / be : 1;
+        b += bi;
+        if (bi < minb) minb = bi;
+        if (m[i] > 0) {
+            nreal += bi;
+            n++;
+            holder = i;
+        }
+    }
+    const int z = P - n;
+    const int64_t eq1 = b - minb, measured = st->rounds;
+    st->rounds_bound = eq1;
+    if (n == 0) {
+        st->rounds_exact = 0;
+        snprintf(st->rounds_how, sizeof st->rounds_how, "no data: 0; eq. (1) %lld", (long long)eq1);
+    } else if (z == 0) {
+        st->rounds_exact = eq1;
+        snprintf(st->rounds_how, sizeof st->rounds_how,
+                 "eq. (1) b - min b_i = %lld - %lld = %lld (B = %lld elements)", (long long)b,
+                 (long long)minb, (long long)eq1, (long long)be);
+    } else {
+        /* The ring: whom each rank sends to. Only the predecessor of the single process
+         * with data (n = 1) has nothing to send; its successor is that process. */
+        int *next = malloc((size_t)P * sizeof *next), *seen = calloc((size_t)P, sizeof *seen);
+        int bad = !next || !seen;
+        if (bad) snprintf(why, len, "checker out of memory");
+        for (int i = 0; !bad && i < P; i++) {
+            next[i] = first_send_peer(scheds[i]);
+            if (next[i] < 0 && n == 1) next[i] = holder;
+            if (next[i] < 0 || next[i] == i) {
+                snprintf(why, len, "rank %d has no ring successor (it sends nothing)", i);
+                bad = 1;
+            }
+        }
+        int cur = holder;
+        for (int k = 0; !bad && k < P; k++, cur = next[cur])
+            if (seen[cur]++) {
+                snprintf(why, len, "the sends do not form one ring over all %d ranks", P);
+                bad = 1;
+            }
+        /* Runs of empty processes, walking once around from the holder back to it. */
+        int64_t run = 0, gmax = 0;
+        int idle = -1; /* a process with data that may idle (b_j <= g_j) */
+        for (int k = 0; !bad && k < P; k++) {
+            cur = next[cur];
+            if (m[cur] == 0) {
+                run++;
+                continue;
+            }
+            if (run > gmax) gmax = run;
+            if (n > 1 && (m[cur] + be - 1) / be <= run && idle < 0) idle = cur;
+            run = 0;
+        }
+        free(next);
+        free(seen);
+        if (bad) return 1;
+        const int64_t equi = nreal - 1 + (z + n - 1) / n;
+        st->rounds_exact = idle < 0 ? nreal - 1 + gmax : -1;
+        snprintf(st->rounds_how, sizeof st->rounds_how,
+                 "§2.3 N - 1 + ceil(z/n) = %lld - 1 + ceil(%d/%d) = %lld; this ring: g_max %lld, "
+                 "%s; eq. (1) b - min b_i = %lld (B = %lld elements)",
+                 (long long)nreal, z, n, (long long)equi, (long long)gmax,
+                 idle < 0 ? "every b_j > g_j" : "some b_j <= g_j (bound only)", (long long)eq1,
+                 (long long)be);
+        if ((t->nnodes == 1 || t->nnodes == P) && gmax != (z + n - 1) / n) {
+            snprintf(why, len,
+                     "empty contributors not placed equidistantly: a run of %lld where "
+                     "ceil(z/n) = ceil(%d/%d) = %d is possible",
+                     (long long)gmax, z, n, (z + n - 1) / n);
+            return 1;
+        }
+    }
+    if (measured > eq1) {
+        snprintf(why, len, "%lld rounds, more than eq. (1) allows: %s", (long long)measured,
+                 st->rounds_how);
+        return 1;
+    }
+    if (st->rounds_exact >= 0 && measured != st->rounds_exact) {
+        snprintf(why, len, "%lld rounds, predicted %lld: %s", (long long)measured,
+                 (long long)st->rounds_exact, st->rounds_how);
+        return 1;
+    }
+    return 0;
+}
+
+static const struct analysis {
+    int coll;
+    const char *name;
+    rounds_fn rounds; /* NULL: no round count to check */
+    int smp;          /* claims SMP-aware rounds */
+} analyses[] = {
+    {CONVOY_COLL_ALLGATHERV, "pipelined", pipelined_rounds, 1},
+};
+
+static const struct analysis *find(const convoy__algo *al)
+{
+    for (size_t i = 0; al && i < sizeof analyses / sizeof analyses[0]; i++)
+        if (analyses[i].coll == al->coll && strcmp(analyses[i].name, al->name) == 0)
+            return &analyses[i];
+    return NULL;
+}
+
+int chk_claims_smp(const convoy__algo *al)
+{
+    const struct analysis *an = find(al);
+    return an && an->smp;
+}
+
+int chk_rounds_verdict(const convoy__check_case *c, const convoy__args *args,
+                       const convoy__schedule *const *scheds, convoy__check_stats *st, char *why,
+                       size_t len)
+{
+    const struct analysis *an = find(c->algo);
+    if (!an || !an->rounds) return 0;
+    return an->rounds(args, scheds, st, why, len);
+}
