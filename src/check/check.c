@@ -5,6 +5,7 @@
  * result.
  */
 #include "check/check_int.h"
+#include "util/splitmix.h"
 #include "check/dist.h"
 
 #include <stdio.h>
@@ -26,14 +27,6 @@ void convoy__check_case_init(convoy__check_case *c)
     c->modes = CONVOY_CHECK_LOCKSTEP | CONVOY_CHECK_SHUFFLE;
     c->ops = 0; /* automatic: 2 when the schedules use the node segment, else 1 */
     c->shm_bytes = 65536;
-}
-
-static uint64_t mix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
 }
 
 /* --- symbolic cells ------------------------------------------------------------------ */
@@ -654,17 +647,17 @@ static void make_displs(casedata *d, uint64_t seed)
      * seeds leave gaps of 0..2 elements that must stay untouched. */
     if (perm && (seed & 1))
         for (int i = d->P - 1; i > 0; i--) {
-            int j = (int)(mix(&s) % (uint64_t)(i + 1)), t = perm[i];
+            int j = (int)(convoy__splitmix64(&s) % (uint64_t)(i + 1)), t = perm[i];
             perm[i] = perm[j];
             perm[j] = t;
         }
-    int64_t pos = (int64_t)(mix(&s) % 2);
+    int64_t pos = (int64_t)(convoy__splitmix64(&s) % 2);
     for (int k = 0; k < d->P; k++) {
         int i = perm ? perm[k] : k;
         d->displs[i] = pos;
-        pos += d->rcounts[i] + (int64_t)(mix(&s) % 3);
+        pos += d->rcounts[i] + (int64_t)(convoy__splitmix64(&s) % 3);
     }
-    d->rcells = pos + 1 + (int64_t)(mix(&s) % 2);
+    d->rcells = pos + 1 + (int64_t)(convoy__splitmix64(&s) % 2);
     free(perm);
 }
 

@@ -3,6 +3,7 @@
  * benchmark and the checker generate exactly the same counts for the same name and seed.
  */
 #include "check/dist.h"
+#include "util/splitmix.h"
 
 #include <math.h>
 #include <string.h>
@@ -21,15 +22,6 @@ int convoy__dist_count(void)
 const char *convoy__dist_name(int i)
 {
     return i >= 0 && i < NNAMES ? names[i] : NULL;
-}
-
-/* SplitMix64: small and reproducible on every platform, unlike rand(). */
-static uint64_t mix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
 }
 
 static void geometric(int p, int64_t c, int64_t *m)
@@ -82,11 +74,11 @@ int convoy__dist_counts(const char *name, int p, int64_t c, uint64_t seed, int64
         geometric(p, c, m);
     } else if (strcmp(n, "random") == 0) {
         for (int i = 0; i < p; i++) {
-            uint64_t r = mix(&s);
+            uint64_t r = convoy__splitmix64(&s);
             m[i] = (r & 3) == 0 || c == 0 ? 0 : 1 + (int64_t)((r >> 2) % (uint64_t)(2 * c));
         }
     } else if (strcmp(n, "single") == 0) {
-        m[mix(&s) % (uint64_t)p] = c;
+        m[convoy__splitmix64(&s) % (uint64_t)p] = c;
     } /* zeros: already all 0 */
     return 0;
 }

@@ -257,14 +257,16 @@ static int mut_cycle(void *ctx, const convoy__args *a, convoy__schedule *s)
     return 0;
 }
 
-static int mut_shmread(void *ctx, const convoy__args *a, convoy__schedule *s)
+/* Drops, on the target rank, the first wait that a copy out of the segment (into = 0) or
+ * into it (into = 1) depends on. */
+static int drop_wait_before_shm_copy(const convoy__mutate_ctx *m, const convoy__args *a,
+                                     convoy__schedule *s, int into)
 {
-    const convoy__mutate_ctx *m = ctx;
     if (a->topo->rank != m->target) return 0;
-    /* The first wait that a copy out of the segment depends on. */
     for (int j = 0; j < s->nsteps; j++) {
         const convoy__step *cp = &s->steps[j];
-        if (cp->kind != CONVOY_STEP_COPY || cp->src.buf != CONVOY_BUF_SHM) continue;
+        if (cp->kind != CONVOY_STEP_COPY || (into ? cp->dst.buf : cp->src.buf) != CONVOY_BUF_SHM)
+            continue;
         for (int k = 0; k < cp->ndeps; k++) {
             int i = s->deps[cp->dep_first + k];
             if (s->steps[i].kind != CONVOY_STEP_WAIT) continue;
@@ -275,23 +277,16 @@ static int mut_shmread(void *ctx, const convoy__args *a, convoy__schedule *s)
     return 0;
 }
 
+/* A reader copies out of the segment without waiting for the writer's notification. */
+static int mut_shmread(void *ctx, const convoy__args *a, convoy__schedule *s)
+{
+    return drop_wait_before_shm_copy(ctx, a, s, 0);
+}
+
+/* A writer reuses a slot without waiting for the readers to release it. */
 static int mut_shmreuse(void *ctx, const convoy__args *a, convoy__schedule *s)
 {
-    const convoy__mutate_ctx *m = ctx;
-    if (a->topo->rank != m->target) return 0;
-    /* The first wait that a copy into the segment depends on: a writer's wait for the
-     * readers to release a slot. */
-    for (int j = 0; j < s->nsteps; j++) {
-        const convoy__step *cp = &s->steps[j];
-        if (cp->kind != CONVOY_STEP_COPY || cp->dst.buf != CONVOY_BUF_SHM) continue;
-        for (int k = 0; k < cp->ndeps; k++) {
-            int i = s->deps[cp->dep_first + k];
-            if (s->steps[i].kind != CONVOY_STEP_WAIT) continue;
-            int rc = convoy__check_rewrite(s, i, -1, -1, -1);
-            return rc ? rc : 1;
-        }
-    }
-    return 0;
+    return drop_wait_before_shm_copy(ctx, a, s, 1);
 }
 
 static void set_algo(convoy__check_case *c, int coll, const char *name)

@@ -16,6 +16,7 @@
  * transitive case (w notifies x, x notifies r).
  */
 #include "check/check_int.h"
+#include "util/splitmix.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,14 +24,6 @@
 
 /* The smallest tag bound MPI allows: the executor must fit its epochs into it. */
 enum { CHK_TAG_UB = 32767 };
-
-static uint64_t mix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 int chk_fail(chk_world *w, const char *fmt, ...)
 {
@@ -667,7 +660,7 @@ static void run_shuffle(chk_world *w)
     while (!w->failed) {
         int n = w->ndirty + w->nmatch;
         if (n == 0) break;
-        int k = (int)(mix(&w->rng) % (uint64_t)n);
+        int k = (int)(convoy__splitmix64(&w->rng) % (uint64_t)n);
         if (k < w->ndirty) {
             chk_rank *r = w->dirtyq[k];
             w->dirtyq[k] = w->dirtyq[--w->ndirty];

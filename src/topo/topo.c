@@ -3,6 +3,7 @@
  * layouts; CONVOY_NODEMAP parsing. Pure functions, shared by the library and the checker.
  */
 #include "topo/topo.h"
+#include "util/splitmix.h"
 #include "sched/sched.h"
 
 #include <ctype.h>
@@ -105,15 +106,6 @@ int convoy__topo_lane_rank_of(const convoy__topo *t, int rank)
     return l;
 }
 
-/* SplitMix64: a small, good, reproducible generator for layouts and shuffles. */
-static uint64_t mix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 int convoy__layout_ids(int layout, int size, int ppn, uint64_t seed, int64_t *ids)
 {
     if (size < 1 || ppn < 1) return CONVOY_ERR_ARG;
@@ -127,7 +119,7 @@ int convoy__layout_ids(int layout, int size, int ppn, uint64_t seed, int64_t *id
         int node = 0, left = 0;
         for (int r = 0; r < size; r++) {
             if (left == 0) {
-                left = 1 + (int)(mix(&s) % (uint64_t)(2 * ppn - 1));
+                left = 1 + (int)(convoy__splitmix64(&s) % (uint64_t)(2 * ppn - 1));
                 if (r > 0) node++;
             }
             ids[r] = node;
@@ -141,7 +133,7 @@ int convoy__layout_ids(int layout, int size, int ppn, uint64_t seed, int64_t *id
         for (int r = 0; r < size; r++)
             ids[r] = r / ppn;
         for (int r = size - 1; r > 0; r--) {
-            int j = (int)(mix(&s) % (uint64_t)(r + 1));
+            int j = (int)(convoy__splitmix64(&s) % (uint64_t)(r + 1));
             int64_t tmp = ids[r];
             ids[r] = ids[j];
             ids[j] = tmp;
