@@ -17,7 +17,8 @@ static int plan(convoy_request r)
                       .topo = &r->cs->topo,
                       .count = r->count,
                       .inplace = r->inplace,
-                      .commutative = commute};
+                      .commutative = commute,
+                      .idempotent = convoy__op_is_idempotent(r->op)};
     if ((rc = convoy__describe_type(r->rtype, &a.rtype))) return rc;
     a.stype = a.rtype;
     if ((rc = convoy__plan(r, &a))) return rc;

@@ -97,6 +97,12 @@ int convoy__op_is_predefined(MPI_Op op)
     return 0;
 }
 
+int convoy__op_is_idempotent(MPI_Op op)
+{
+    return op == MPI_MAX || op == MPI_MIN || op == MPI_BAND || op == MPI_BOR || op == MPI_LAND ||
+           op == MPI_LOR || op == MPI_MAXLOC || op == MPI_MINLOC;
+}
+
 int convoy__type_keep(MPI_Datatype t, MPI_Datatype *out)
 {
     *out = t;

@@ -320,11 +320,14 @@ static void put(keybuf *k, const void *v, size_t n)
 static void make_key(keybuf *k, const convoy__algo *al, const convoy__args *a)
 {
     put(k, &al, sizeof al);
+    put(k, &a->coll, sizeof a->coll);
     put(k, &a->count, sizeof a->count);
     put(k, &a->stype, sizeof a->stype);
     put(k, &a->rtype, sizeof a->rtype);
     put(k, &a->inplace, sizeof a->inplace);
     put(k, &a->commutative, sizeof a->commutative);
+    put(k, &a->idempotent, sizeof a->idempotent);
+    put(k, &a->machine, sizeof a->machine);
     put(k, &a->shm_bytes, sizeof a->shm_bytes);
     put(k, &a->nparams, sizeof a->nparams);
     for (int i = 0; i < a->nparams; i++) {

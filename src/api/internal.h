@@ -160,6 +160,7 @@ void convoy__agree_set(convoy_request r, const int64_t *v, int n, const char *co
 int convoy__agree_start(convoy_request r);
 int convoy__agree_finish(convoy_request r);
 int convoy__op_is_predefined(MPI_Op op); /* 0, or 1 + its index */
+int convoy__op_is_idempotent(MPI_Op op); /* x op x = x: MAX, MIN, BAND, BOR, LAND, LOR, *LOC */
 MPI_Comm convoy__self_comm(void);        /* a private MPI_COMM_SELF returning errors */
 
 /* The name of CONVOY_<COLL>_ALGO. */

@@ -28,6 +28,7 @@ int convoy__plan(convoy_request r, convoy__args *a)
     const char *coll = convoy__coll_name(a->coll);
     const char *forced = r->cfg.algo[a->coll];
     const convoy__machine m = r->cfg.machine;
+    a->machine = m;
     const convoy__algo *al = convoy__select(a, &m, forced);
     if (!al && forced && r->cfg.strict && strcmp(forced, "native") != 0) {
         if (a->topo->rank == 0 && r->cfg.verbose)
@@ -56,9 +57,14 @@ int convoy__plan(convoy_request r, convoy__args *a)
         fprintf(stderr, "\n");
     }
     if (!al) return MPI_SUCCESS;
+    convoy__params_from_env(&r->cfg, al, a);
+    if (r->cfg.verbose && a->topo->rank == 0 && al->explain) {
+        char line[512];
+        al->explain(a, line, sizeof line);
+        fprintf(stderr, "convoy: %s: %s\n", al->name, line);
+    }
     /* A deferred request has no segment: it may plan after a blocking call made one, and
      * segment operations must be numbered in call order. */
     a->shm_bytes = r->cs->shm && !r->deferred ? r->cs->shm->bytes : 0;
-    convoy__params_from_env(&r->cfg, al, a);
     return convoy__sched_get(r->cs, al, a, &r->entry);
 }

@@ -18,8 +18,12 @@ static int shm_stream_applicable(const convoy__args *a)
 }
 
 const convoy__algo convoy__check_extra_algos[] = {
-    {CONVOY_COLL_ALLGATHERV, "shm_stream", convoy__test_shm_stream, shm_stream_applicable, NULL,
-     "CONVOY_SEGMENT_BYTES CONVOY_SHM_STREAM_SLOTS", CONVOY_ALGO_REPRODUCIBLE},
+    {.coll = CONVOY_COLL_ALLGATHERV,
+     .name = "shm_stream",
+     .build = convoy__test_shm_stream,
+     .applicable = shm_stream_applicable,
+     .params = "CONVOY_SEGMENT_BYTES CONVOY_SHM_STREAM_SLOTS",
+     .props = CONVOY_ALGO_REPRODUCIBLE},
 };
 const int convoy__check_nextra_algos =
     (int)(sizeof convoy__check_extra_algos / sizeof convoy__check_extra_algos[0]);

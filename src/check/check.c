@@ -27,6 +27,7 @@ void convoy__check_case_init(convoy__check_case *c)
     c->modes = CONVOY_CHECK_LOCKSTEP | CONVOY_CHECK_SHUFFLE;
     c->ops = 0; /* automatic: 2 when the schedules use the node segment, else 1 */
     c->shm_bytes = 65536;
+    convoy__machine_builtin(&c->machine);
 }
 
 /* --- symbolic cells ------------------------------------------------------------------ */
@@ -736,6 +737,7 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         a->inplace = c->inplace;
         a->commutative = c->coll == CONVOY_COLL_ALLREDUCE ? c->commutative : 1;
         a->shm_bytes = c->shm_bytes;
+        a->machine = c->machine;
         a->nparams = c->nparams;
         memcpy(a->params, c->params, sizeof a->params);
         int app = c->coll != CONVOY_COLL_ALLREDUCE || c->commutative ||

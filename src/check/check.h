@@ -51,6 +51,7 @@ typedef struct convoy__check_case {
     int smp_check;            /* lockstep: fail a round in which a node sends or receives more
                                  than one inter-node message (always on for algorithms that
                                  claim SMP-aware rounds, see rounds.c) */
+    convoy__machine machine;  /* given to the builders (default: the built-in machine) */
     int nparams;
     convoy__param params[CONVOY_MAX_PARAMS];
     convoy__check_mutator mutate;

@@ -6,12 +6,19 @@
 #ifndef CONVOY_COLL_H
 #define CONVOY_COLL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sched/sched.h"
 #include "topo/topo.h"
 
-enum convoy__coll { CONVOY_COLL_ALLGATHERV, CONVOY_COLL_ALLREDUCE, CONVOY_NCOLL };
+enum convoy__coll {
+    CONVOY_COLL_ALLGATHERV,
+    CONVOY_COLL_ALLREDUCE,
+    CONVOY_COLL_BARRIER,
+    CONVOY_COLL_REDUCE_SCATTER, /* Reduce_scatter and Reduce_scatter_block (equal counts) */
+    CONVOY_NCOLL
+};
 
 /* What a builder knows of a datatype: enough to compute offsets and scratch sizes. */
 typedef struct convoy__dtype {
@@ -19,6 +26,14 @@ typedef struct convoy__dtype {
     int64_t extent; /* stride between elements */
     int64_t true_lb, true_extent;
 } convoy__dtype;
+
+/* Linear cost model: a message of n bytes costs alpha + beta * n; a local reduction of n
+ * bytes costs gamma * n. */
+typedef struct convoy__machine {
+    double alpha; /* seconds per message */
+    double beta;  /* seconds per byte */
+    double gamma; /* seconds per byte reduced */
+} convoy__machine;
 
 /* An algorithm parameter, named like its environment override. */
 typedef struct convoy__param {
@@ -38,7 +53,9 @@ typedef struct convoy__args {
     convoy__dtype stype, rtype;
     int inplace;       /* MPI_IN_PLACE was given as the send buffer */
     int commutative;   /* Allreduce: the operation is commutative */
+    int idempotent;    /* Allreduce: x op x = x (MAX, MIN, BAND, BOR, LAND, LOR, MINLOC, ...) */
     int64_t shm_bytes; /* node segment data bytes available to the schedule (0: none) */
+    convoy__machine machine; /* the communicator's machine parameters (same on all ranks) */
     int nparams;
     convoy__param params[CONVOY_MAX_PARAMS];
 } convoy__args;
@@ -54,14 +71,6 @@ int convoy__log2_floor(int64_t v);
 convoy__region convoy__agv_block(const convoy__args *a, int i);
 convoy__region convoy__agv_own(const convoy__args *a);
 int convoy__agv_copy_own(const convoy__args *a, convoy__schedule *s);
-
-/* Linear cost model: a message of n bytes costs alpha + beta * n; a local reduction of n
- * bytes costs gamma * n. */
-typedef struct convoy__machine {
-    double alpha; /* seconds per message */
-    double beta;  /* seconds per byte */
-    double gamma; /* seconds per byte reduced */
-} convoy__machine;
 
 typedef int (*convoy__builder)(const convoy__args *a, convoy__schedule *s);
 
@@ -85,6 +94,7 @@ int convoy__allgatherv_pipelined(const convoy__args *a, convoy__schedule *s);
 double convoy__allgatherv_pipelined_cost(const convoy__args *a, const convoy__machine *m);
 /* Its block size in elements of the receive type (the checker predicts rounds from it). */
 int64_t convoy__allgatherv_pipelined_block(const convoy__args *a);
+void convoy__allgatherv_pipelined_explain(const convoy__args *a, char *buf, size_t len);
 
 /* allreduce */
 int convoy__allreduce_recdbl(const convoy__args *a, convoy__schedule *s);

@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const coll_names[CONVOY_NCOLL] = {"allgatherv", "allreduce"};
+static const char *const coll_names[CONVOY_NCOLL] = {"allgatherv", "allreduce", "barrier",
+                                                     "reduce_scatter"};
 
 const char *convoy__coll_name(int coll)
 {

@@ -22,8 +22,10 @@ typedef struct convoy__algo {
     convoy__builder build;
     int (*applicable)(const convoy__args *a); /* NULL: always */
     double (*cost)(const convoy__args *a, const convoy__machine *m);
-    const char *params; /* parameter names it reads, space separated, or "" */
+    const char *params; /* parameter names it reads, space separated, or NULL */
     unsigned props;
+    /* NULL, or a line on how the builder chose its parameters (CONVOY_VERBOSE=1). */
+    void (*explain)(const convoy__args *a, char *buf, size_t len);
 } convoy__algo;
 
 extern const convoy__algo convoy__algos[];

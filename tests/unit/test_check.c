@@ -119,7 +119,7 @@ static int b_badpeer(const convoy__args *a, convoy__schedule *s)
 
 static convoy__algo algo(int coll, const char *name, convoy__builder b, unsigned props)
 {
-    convoy__algo al = {coll, name, b, NULL, NULL, "", props};
+    convoy__algo al = {.coll = coll, .name = name, .build = b, .props = props};
     return al;
 }
 

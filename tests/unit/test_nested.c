@@ -184,7 +184,10 @@ static int b_grandchild(const convoy__args *a, convoy__schedule *s)
 
 int main(void)
 {
-    convoy__algo hier = {CONVOY_COLL_ALLGATHERV, "hier", b_hier, hier_applicable, NULL, "", 0};
+    convoy__algo hier = {.coll = CONVOY_COLL_ALLGATHERV,
+                         .name = "hier",
+                         .build = b_hier,
+                         .applicable = hier_applicable};
     const char *counts[] = {"regular", "random", "zeros", "spike"};
     long cases = 0;
     for (int P = 1; P <= 24; P++)
@@ -224,7 +227,8 @@ int main(void)
     EXPECT(r.status == CONVOY_CHECK_PASS && r.st.rounds == 3 + 2 * 4,
            "hier 3 x 4: %lld rounds (%s)", (long long)r.st.rounds, r.reason);
 
-    convoy__algo children = {CONVOY_COLL_ALLGATHERV, "children", b_children, NULL, NULL, "", 0};
+    convoy__algo children = {
+        .coll = CONVOY_COLL_ALLGATHERV, .name = "children", .build = b_children};
     convoy__check_case_init(&c);
     c.algo = &children;
     c.procs = 2;
@@ -237,7 +241,8 @@ int main(void)
                (unsigned long long)seed, r.reason);
     }
 
-    convoy__algo grand = {CONVOY_COLL_ALLGATHERV, "grandchild", b_grandchild, NULL, NULL, "", 0};
+    convoy__algo grand = {
+        .coll = CONVOY_COLL_ALLGATHERV, .name = "grandchild", .build = b_grandchild};
     c.algo = &grand;
     c.base = 2;
     for (uint64_t seed = 1; seed <= 4; seed++) {

@@ -55,10 +55,10 @@
  * paper's printed (p + z) / 2 - 1 + floor(z / (p - z)) mixes up the sign of z and the
  * rounding, see above). Regular counts use B = m' (one block each: the linear ring); z =
  * p - 1 (a broadcast) is a linear pipeline of ceil(m / B) + p - 2 rounds, so c = p - 2
- * there (no pipelining for p = 2); c <= 0 also means one block each. A builder sees no
- * machine, so alpha / beta is the built-in machine's ratio (convoy__machine_builtin:
- * 2 us / 0.25 ns per byte = 8000 bytes), a fixed constant here; B thus depends only on the
- * counts, the receive type's size and p, identically on every rank. B is rounded down to
+ * there (no pipelining for p = 2); c <= 0 also means one block each. alpha and beta are
+ * the communicator's machine parameters (args.machine: given, or measured once and agreed
+ * by all ranks), so B is the same on every rank. CONVOY_VERBOSE=1 prints B and the eq. (2)
+ * value it came from (convoy__allgatherv_pipelined_explain). B is rounded down to
  * whole elements of the receive type (at least one) and at most the largest m_i.
  *
  * Cost: r (alpha + beta B) with r as above (§2.4).
@@ -74,10 +74,8 @@
 #include "coll/coll.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
-
-/* alpha / beta of convoy__machine_builtin (src/select/select.c), in bytes. */
-#define PIPELINED_ALPHA_OVER_BETA 8000.0
 
 /* m_i, n, z and the largest m_i, from the counts. */
 typedef struct counts_info {
@@ -100,23 +98,53 @@ static counts_info count_info(const convoy__args *a)
     return c;
 }
 
+/* The constant c of eq. (2) (see the top), or <= 0 where one block each is best. */
+static double eq2_const(const counts_info *c, int p)
+{
+    return c->n == 1 ? p - 2.0 : c->n / 2.0 - 1.0 + (double)((c->z + c->n - 1) / c->n);
+}
+
+/* alpha / beta in bytes: the message size whose transfer costs one start-up. */
+static double alpha_over_beta(const convoy__args *a)
+{
+    return a->machine.beta > 0 ? a->machine.alpha / a->machine.beta : 0;
+}
+
 int64_t convoy__allgatherv_pipelined_block(const convoy__args *a)
 {
     const counts_info c = count_info(a);
     const int64_t size = a->rtype.size, forced = convoy__param_get(a, "CONVOY_ALLGATHERV_BLOCK", 0);
-    const int p = a->topo->size;
     if (c.maxm == 0) return 1;
     if (size <= 0) return c.maxm; /* no bytes to pipeline */
     int64_t be = c.maxm;
     if (forced > 0) {
         be = forced / size;
     } else if (!c.regular) {
-        double cst = c.n == 1 ? p - 2.0 : c.n / 2.0 - 1.0 + (double)((c.z + c.n - 1) / c.n);
+        const double cst = eq2_const(&c, a->topo->size);
         if (cst > 0)
-            be = (int64_t)(sqrt((double)c.total * (double)size * PIPELINED_ALPHA_OVER_BETA / cst) /
+            be = (int64_t)(sqrt((double)c.total * (double)size * alpha_over_beta(a) / cst) /
                            (double)size);
     }
     return be < 1 ? 1 : be > c.maxm ? c.maxm : be;
+}
+
+void convoy__allgatherv_pipelined_explain(const convoy__args *a, char *buf, size_t len)
+{
+    const counts_info c = count_info(a);
+    const int64_t size = a->rtype.size, be = convoy__allgatherv_pipelined_block(a);
+    if (convoy__param_get(a, "CONVOY_ALLGATHERV_BLOCK", 0) > 0)
+        snprintf(buf, len, "B = %lld bytes (CONVOY_ALLGATHERV_BLOCK)", (long long)(be * size));
+    else if (c.regular || eq2_const(&c, a->topo->size) <= 0)
+        snprintf(buf, len, "B = %lld bytes (one block per process: %s)", (long long)(be * size),
+                 c.regular ? "regular counts, the linear ring" : "eq. (2) constant c <= 0");
+    else
+        snprintf(buf, len,
+                 "B = %lld bytes from eq. (2) sqrt(m alpha / (beta c)) = %.0f bytes "
+                 "(m = %lld bytes, c = %.1f, alpha/beta = %.0f bytes; whole elements, at most "
+                 "the largest m_i)",
+                 (long long)(be * size),
+                 sqrt((double)(c.total * size) * alpha_over_beta(a) / eq2_const(&c, a->topo->size)),
+                 (long long)(c.total * size), eq2_const(&c, a->topo->size), alpha_over_beta(a));
 }
 
 static int64_t nblocks(int64_t m, int64_t be)
