@@ -35,6 +35,8 @@ void convoy__config_read(convoy__config *c)
             c->check_args = *v && strcmp(v, "0") != 0;
         else if (IS("ALGO_STRICT"))
             c->strict = *v && strcmp(v, "0") != 0;
+        else if (IS("REPRODUCIBLE"))
+            c->reproducible = *v && strcmp(v, "0") != 0;
         else if (IS("WATCHDOG"))
             c->watchdog = number(v, 0);
         else if (IS("ALPHA"))

@@ -20,9 +20,11 @@ enum { CONVOY_CONFIG_VARS = 32 };
 typedef struct convoy__config {
     const char *algo[CONVOY_NCOLL]; /* CONVOY_<COLL>_ALGO, or NULL */
     int verbose, check_args;
-    int strict;      /* CONVOY_ALGO_STRICT: a forced algorithm that does not apply is an
-                        error (tools that time an algorithm by name), not the default */
-    double watchdog; /* seconds, 0: off */
+    int strict;       /* CONVOY_ALGO_STRICT: a forced algorithm that does not apply is an
+                         error (tools that time an algorithm by name), not the default */
+    double watchdog;  /* seconds, 0: off */
+    int reproducible; /* CONVOY_REPRODUCIBLE: only algorithms giving every rank the same bits,
+                         and no timing-based choice (measured machine, CONVOY_DISSEM_N=auto) */
     convoy__machine machine;
     int nvars;
     const char *vars[CONVOY_CONFIG_VARS]; /* every CONVOY_ entry, "NAME=value" */

@@ -29,7 +29,7 @@ int convoy__plan(convoy_request r, convoy__args *a)
     const char *forced = r->cfg.algo[a->coll];
     const convoy__machine m = r->cfg.machine;
     a->machine = m;
-    const convoy__algo *al = convoy__select(a, &m, forced);
+    const convoy__algo *al = convoy__select(a, &m, forced, r->cfg.reproducible);
     if (!al && forced && r->cfg.strict && strcmp(forced, "native") != 0) {
         if (a->topo->rank == 0 && r->cfg.verbose)
             fprintf(stderr, "convoy: %s algorithm %s does not apply to this call\n", coll, forced);
@@ -43,7 +43,8 @@ int convoy__plan(convoy_request r, convoy__args *a)
                     "convoy: %s=%s names no %s algorithm that applies to this call "
                     "(convoy-check --list shows them); using the default choice\n",
                     env, forced, coll);
-        al = strcmp(forced, "native") == 0 ? NULL : convoy__select(a, &m, NULL);
+        al =
+            strcmp(forced, "native") == 0 ? NULL : convoy__select(a, &m, NULL, r->cfg.reproducible);
     }
     r->algo = al;
     if (r->cfg.verbose && a->topo->rank == 0) {

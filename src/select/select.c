@@ -53,9 +53,10 @@ void convoy__machine_default(convoy__machine *m)
     m->gamma = env_double("CONVOY_GAMMA", m->gamma);
 }
 
-static int usable(const convoy__algo *al, const convoy__args *a)
+static int usable(const convoy__algo *al, const convoy__args *a, int reproducible)
 {
     if (al->coll != a->coll) return 0;
+    if (reproducible && !(al->props & CONVOY_ALGO_REPRODUCIBLE)) return 0;
     if (a->coll == CONVOY_COLL_ALLREDUCE && !a->commutative &&
         !(al->props & CONVOY_ALGO_NONCOMMUTATIVE))
         return 0;
@@ -63,17 +64,17 @@ static int usable(const convoy__algo *al, const convoy__args *a)
 }
 
 const convoy__algo *convoy__select(const convoy__args *a, const convoy__machine *m,
-                                   const char *forced)
+                                   const char *forced, int reproducible)
 {
     if (forced && *forced) {
         const convoy__algo *al = convoy__algo_find(a->coll, forced);
-        return al && usable(al, a) ? al : NULL;
+        return al && usable(al, a, reproducible) ? al : NULL;
     }
     const convoy__algo *best = NULL;
     double best_t = 0;
     for (int i = 0; i < convoy__nalgos; i++) {
         const convoy__algo *al = &convoy__algos[i];
-        if (!usable(al, a)) continue;
+        if (!usable(al, a, reproducible)) continue;
         double t = al->cost ? al->cost(a, m) : 0;
         if (!best || t < best_t) {
             best = al;

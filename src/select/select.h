@@ -40,8 +40,10 @@ void convoy__machine_builtin(convoy__machine *m);
 void convoy__machine_default(convoy__machine *m);
 
 /* Chooses the algorithm for these arguments. forced: a name (from the environment or a
- * tool), or NULL. Returns NULL only if a forced name is unknown or not applicable. */
+ * tool), or NULL. reproducible: only algorithms that give every rank bitwise identical
+ * results (CONVOY_REPRODUCIBLE=1). Returns NULL if a forced name is unknown or not
+ * usable, or if no algorithm is (the MPI library's collective then serves the call). */
 const convoy__algo *convoy__select(const convoy__args *a, const convoy__machine *m,
-                                   const char *forced);
+                                   const char *forced, int reproducible);
 
 #endif
