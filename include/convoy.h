@@ -42,6 +42,14 @@ int convoy_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype send
                            const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                            MPI_Comm comm, MPI_Info info, convoy_request *request);
 
+int convoy_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int convoy_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm, convoy_request *request);
+int convoy_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                          convoy_request *request);
+
 int convoy_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                      MPI_Op op, MPI_Comm comm);
 int convoy_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,

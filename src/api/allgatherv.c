@@ -1,4 +1,5 @@
-/* convoy_Allgatherv, convoy_Iallgatherv, convoy_Allgatherv_init. */
+/* convoy_Allgatherv, convoy_Allgather and their nonblocking and persistent forms: one
+ * collective (Allgather is Allgatherv with equal counts; the algorithms see the counts). */
 #include "api/internal.h"
 
 #include <stdlib.h>
@@ -6,6 +7,9 @@
 
 static int native_start(convoy_request r)
 {
+    if (r->regular)
+        return PMPI_Iallgather(r->inplace ? MPI_IN_PLACE : r->sendbuf, r->count, r->stype,
+                               r->recvbuf, r->rcounts[0], r->rtype, r->comm, &r->native_req);
     return PMPI_Iallgatherv(r->inplace ? MPI_IN_PLACE : r->sendbuf, r->count, r->stype, r->recvbuf,
                             r->rcounts, r->displs, r->rtype, r->comm, &r->native_req);
 }
@@ -37,7 +41,7 @@ static int plan(convoy_request r)
     uint64_t h = 0xcbf29ce484222325ULL;
     for (int i = 0; i < size; i++) {
         c64[i] = r->rcounts[i];
-        c64[size + i] = r->displs[i];
+        c64[size + i] = r->regular ? (int64_t)i * r->rcounts[0] : r->displs[i];
         h = (h ^ (uint64_t)(c64[i] * a.rtype.size)) * 0x100000001b3ULL;
     }
     a.rcounts = c64;
@@ -52,9 +56,10 @@ static int plan(convoy_request r)
     return rc;
 }
 
+/* regular (Allgather): recvcounts points to the one recvcount, displs is unused. */
 static int setup(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                 int mode, convoy_request *out)
+                 int regular, int mode, convoy_request *out)
 {
     int rc, size, inter;
     if ((rc = convoy__check_comm(comm))) return rc;
@@ -64,15 +69,16 @@ static int setup(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     else
         PMPI_Comm_size(comm, &size);
     const int inplace = sendbuf == MPI_IN_PLACE;
-    if (!recvcounts || !displs) return MPI_ERR_ARG;
-    for (int i = 0; i < size; i++)
+    if (!recvcounts || (!regular && !displs)) return MPI_ERR_ARG;
+    for (int i = 0; i < (regular ? 1 : size); i++)
         if (recvcounts[i] < 0) return MPI_ERR_COUNT;
     if ((rc = convoy__check_type(recvtype))) return rc;
     if (!inplace && sendcount < 0) return MPI_ERR_COUNT;
     if (!inplace && (rc = convoy__check_type(sendtype))) return rc;
 
     convoy_request r;
-    if ((rc = convoy__req_new("Allgatherv", comm, &r))) return rc;
+    if ((rc = convoy__req_new(regular ? "Allgather" : "Allgatherv", comm, &r))) return rc;
+    r->regular = regular;
     r->coll = CONVOY_COLL_ALLGATHERV;
     r->plan = plan;
     r->native_start = native_start;
@@ -82,13 +88,14 @@ static int setup(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     r->recvbuf = recvbuf;
     r->count = inplace ? 0 : sendcount;
     r->rcounts = malloc((size_t)size * sizeof *r->rcounts);
-    r->displs = malloc((size_t)size * sizeof *r->displs);
-    if (!r->rcounts || !r->displs) {
+    r->displs = regular ? NULL : malloc((size_t)size * sizeof *r->displs);
+    if (!r->rcounts || (!regular && !r->displs)) {
         rc = MPI_ERR_NO_MEM;
         goto fail;
     }
-    memcpy(r->rcounts, recvcounts, (size_t)size * sizeof *r->rcounts);
-    memcpy(r->displs, displs, (size_t)size * sizeof *r->displs);
+    for (int i = 0; i < size; i++)
+        r->rcounts[i] = recvcounts[regular ? 0 : i];
+    if (!regular) memcpy(r->displs, displs, (size_t)size * sizeof *r->displs);
     r->stype = inplace ? MPI_DATATYPE_NULL : sendtype;
     r->rtype = recvtype;
     r->op_type = MPI_DATATYPE_NULL;
@@ -113,7 +120,7 @@ int convoy_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                       MPI_Comm comm)
 {
     convoy_request r;
-    int rc = setup(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+    int rc = setup(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, 0,
                    CONVOY_BLOCKING, &r);
     if (!rc) rc = convoy__req_launch(r, CONVOY_BLOCKING, NULL);
     return convoy__error(comm, rc);
@@ -126,7 +133,7 @@ int convoy_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     convoy_request r;
     if (!request)
         return convoy__error(comm, convoy__check_comm(comm) ? MPI_ERR_COMM : MPI_ERR_REQUEST);
-    int rc = setup(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+    int rc = setup(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, 0,
                    CONVOY_NONBLOCKING, &r);
     if (!rc) rc = convoy__req_launch(r, CONVOY_NONBLOCKING, request);
     return convoy__error(comm, rc);
@@ -140,7 +147,43 @@ int convoy_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype send
     convoy_request r;
     if (!request)
         return convoy__error(comm, convoy__check_comm(comm) ? MPI_ERR_COMM : MPI_ERR_REQUEST);
-    int rc = setup(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+    int rc = setup(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, 0,
+                   CONVOY_PERSISTENT, &r);
+    if (!rc) rc = convoy__req_launch(r, CONVOY_PERSISTENT, request);
+    return convoy__error(comm, rc);
+}
+
+int convoy_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    convoy_request r;
+    int rc = setup(sendbuf, sendcount, sendtype, recvbuf, &recvcount, NULL, recvtype, comm, 1,
+                   CONVOY_BLOCKING, &r);
+    if (!rc) rc = convoy__req_launch(r, CONVOY_BLOCKING, NULL);
+    return convoy__error(comm, rc);
+}
+
+int convoy_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm, convoy_request *request)
+{
+    convoy_request r;
+    if (!request)
+        return convoy__error(comm, convoy__check_comm(comm) ? MPI_ERR_COMM : MPI_ERR_REQUEST);
+    int rc = setup(sendbuf, sendcount, sendtype, recvbuf, &recvcount, NULL, recvtype, comm, 1,
+                   CONVOY_NONBLOCKING, &r);
+    if (!rc) rc = convoy__req_launch(r, CONVOY_NONBLOCKING, request);
+    return convoy__error(comm, rc);
+}
+
+int convoy_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                          convoy_request *request)
+{
+    (void)info;
+    convoy_request r;
+    if (!request)
+        return convoy__error(comm, convoy__check_comm(comm) ? MPI_ERR_COMM : MPI_ERR_REQUEST);
+    int rc = setup(sendbuf, sendcount, sendtype, recvbuf, &recvcount, NULL, recvtype, comm, 1,
                    CONVOY_PERSISTENT, &r);
     if (!rc) rc = convoy__req_launch(r, CONVOY_PERSISTENT, request);
     return convoy__error(comm, rc);

@@ -183,19 +183,27 @@ int convoy__cstate_progress(convoy__cstate *cs)
             if ((rc = set_tag_ub(cs)) || (rc = convoy__topo_key(convoy__host_key(), key))) break;
             int size;
             PMPI_Comm_size(cs->priv, &size);
-            cs->setup_keys = malloc((size_t)size * 2 * sizeof *cs->setup_keys);
+            cs->setup_keys = malloc((size_t)size * 6 * sizeof *cs->setup_keys);
             if (!cs->setup_keys) {
                 rc = MPI_ERR_NO_MEM;
                 break;
             }
             cs->setup_key[0] = key[0];
             cs->setup_key[1] = key[1];
-            rc = PMPI_Iallgather(cs->setup_key, 2, MPI_INT64_T, cs->setup_keys, 2, MPI_INT64_T,
+            double mach[4];
+            convoy__machine_to_keys(mach);
+            memcpy(cs->setup_key + 2, mach, sizeof mach);
+            rc = PMPI_Iallgather(cs->setup_key, 6, MPI_INT64_T, cs->setup_keys, 6, MPI_INT64_T,
                                  cs->priv, &cs->setup_req);
         } else {
             int size, rank;
             PMPI_Comm_size(cs->priv, &size);
             PMPI_Comm_rank(cs->priv, &rank);
+            double mach[4];
+            memcpy(mach, cs->setup_keys + 2, sizeof mach); /* rank 0's */
+            convoy__machine_from_keys(cs, mach);
+            for (int i = 1; i < size; i++) /* node keys, packed */
+                memmove(cs->setup_keys + 2 * i, cs->setup_keys + 6 * i, 2 * sizeof *cs->setup_keys);
             rc = convoy__topo_from_keys(&cs->topo, size, rank, cs->setup_keys);
             free(cs->setup_keys);
             cs->setup_keys = NULL;
@@ -216,7 +224,8 @@ static int state_new(MPI_Comm comm, int blocking, convoy__cstate **out)
     int rc;
     if (blocking) {
         if ((rc = PMPI_Comm_dup(comm, &cs->priv)) || (rc = set_tag_ub(cs)) ||
-            (rc = convoy__topo_mpi(cs->priv, &cs->topo)) || (rc = make_segment(cs)))
+            (rc = convoy__topo_mpi(cs->priv, &cs->topo)) || (rc = make_segment(cs)) ||
+            (rc = convoy__machine_agree(cs)))
             goto fail;
         cs->ready = 1;
     } else if ((rc = PMPI_Comm_idup(comm, &cs->priv, &cs->setup_req))) {
@@ -275,7 +284,8 @@ int convoy__cstate_get(MPI_Comm comm, int blocking, convoy__cstate **out, int *f
         while (!cs->ready && !(rc = convoy__cstate_progress(cs)))
             convoy__backoff(&iter);
         if (rc) return rc;
-        if (!cs->segment_tried && (rc = make_segment(cs))) return rc;
+        if (!cs->segment_tried && ((rc = make_segment(cs)) || (rc = convoy__machine_agree(cs))))
+            return rc;
     }
     *out = cs;
     return 0;

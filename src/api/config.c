@@ -20,7 +20,7 @@ static double number(const char *v, double def)
 void convoy__config_read(convoy__config *c)
 {
     memset(c, 0, sizeof *c);
-    convoy__machine_builtin(&c->machine);
+    c->alpha = c->beta = c->gamma = -1;
     for (char **e = environ; e && *e; e++) {
         const char *s = *e;
         if (strncmp(s, "CONVOY_", 7) != 0) continue;
@@ -40,11 +40,11 @@ void convoy__config_read(convoy__config *c)
         else if (IS("WATCHDOG"))
             c->watchdog = number(v, 0);
         else if (IS("ALPHA"))
-            c->machine.alpha = number(v, c->machine.alpha);
+            c->alpha = number(v, -1);
         else if (IS("BETA"))
-            c->machine.beta = number(v, c->machine.beta);
+            c->beta = number(v, -1);
         else if (IS("GAMMA"))
-            c->machine.gamma = number(v, c->machine.gamma);
+            c->gamma = number(v, -1);
         else if (n > 5 && memcmp(name + n - 5, "_ALGO", 5) == 0) {
             for (int k = 0; k < CONVOY_NCOLL; k++) {
                 const char *coll = convoy__coll_name(k);

@@ -25,7 +25,7 @@ typedef struct convoy__config {
     double watchdog;  /* seconds, 0: off */
     int reproducible; /* CONVOY_REPRODUCIBLE: only algorithms giving every rank the same bits,
                          and no timing-based choice (measured machine, CONVOY_DISSEM_N=auto) */
-    convoy__machine machine;
+    double alpha, beta, gamma; /* CONVOY_ALPHA/_BETA/_GAMMA, or -1 */
     int nvars;
     const char *vars[CONVOY_CONFIG_VARS]; /* every CONVOY_ entry, "NAME=value" */
 } convoy__config;
@@ -54,14 +54,16 @@ typedef struct convoy__cstate {
     convoy__topo topo;
     convoy__shm *shm; /* NULL: no segment (single process, or over the cap) */
     int tag_ub;
+    convoy__machine machine; /* agreed by all ranks at setup (machine.c) */
+    const char *machine_how; /* "built-in", "measured", "measured earlier" */
     /* Setup: blocking at once, or nonblocking (idup, then allgather of node keys). */
     int ready;         /* topology and private communicator usable */
     int segment_tried; /* node communicator and segment made (blocking calls only) */
     int setup_phase, setup_err;
     MPI_Request setup_req;
-    int64_t setup_key[2], *setup_keys;
-    uint64_t epoch;   /* operations started on this communicator */
-    uint64_t shm_seq; /* segment-using operations started */
+    int64_t setup_key[6], *setup_keys; /* node key (2), rank 0's machine (4 doubles) */
+    uint64_t epoch;                    /* operations started on this communicator */
+    uint64_t shm_seq;                  /* segment-using operations started */
     pthread_mutex_t lock;
     convoy__centry *cache[CONVOY_CACHE_SIZE];
     uint64_t tick;
@@ -76,6 +78,16 @@ typedef struct convoy__cstate {
 int convoy__cstate_get(MPI_Comm comm, int blocking, convoy__cstate **cs, int *fresh);
 /* Advances a nonblocking setup; cs->ready tells when it is done. */
 int convoy__cstate_progress(convoy__cstate *cs);
+
+/* Machine parameters (machine.c). Blocking, collective: measures them once per process, or
+ * takes rank 0's earlier measurement, and sets cs->machine on every rank alike. */
+int convoy__machine_agree(convoy__cstate *cs);
+/* For the nonblocking setup: this process's values as 4 doubles, and cs's from rank 0's. */
+void convoy__machine_to_keys(double v[4]);
+void convoy__machine_from_keys(convoy__cstate *cs, const double v[4]);
+/* The machine one call plans with: the communicator's (the built-in one when
+ * reproducible), with the call's CONVOY_ALPHA/_BETA/_GAMMA over it. */
+void convoy__machine_of_call(const convoy__config *c, const convoy__cstate *cs, convoy__machine *m);
 
 /* A cached or fresh schedule for these arguments; release it with convoy__sched_release. */
 int convoy__sched_get(convoy__cstate *cs, const convoy__algo *al, const convoy__args *a,
@@ -120,6 +132,7 @@ struct convoy_request_s {
     int count;
     int inplace;
     int *rcounts, *displs;     /* Allgatherv: copies */
+    int regular;               /* Allgather: equal counts, displs NULL (rank * count) */
     MPI_Datatype stype, rtype; /* duplicates owned by persistent requests */
     int owns_types;
     MPI_Op op;

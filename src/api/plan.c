@@ -27,7 +27,8 @@ int convoy__plan(convoy_request r, convoy__args *a)
     char env[64];
     const char *coll = convoy__coll_name(a->coll);
     const char *forced = r->cfg.algo[a->coll];
-    const convoy__machine m = r->cfg.machine;
+    convoy__machine m;
+    convoy__machine_of_call(&r->cfg, r->cs, &m);
     a->machine = m;
     const convoy__algo *al = convoy__select(a, &m, forced, r->cfg.reproducible);
     if (!al && forced && r->cfg.strict && strcmp(forced, "native") != 0) {
@@ -48,8 +49,14 @@ int convoy__plan(convoy_request r, convoy__args *a)
     }
     r->algo = al;
     if (r->cfg.verbose && a->topo->rank == 0) {
-        fprintf(stderr, "convoy: MPI_%s on %d processes, %d nodes: %s", r->what, a->topo->size,
-                a->topo->nnodes, al ? al->name : "native");
+        fprintf(stderr,
+                "convoy: MPI_%s on %d processes, %d nodes (alpha %.2f us, beta %.3f ns/B, "
+                "gamma %.3f ns/B: %s): %s",
+                r->what, a->topo->size, a->topo->nnodes, 1e6 * m.alpha, 1e9 * m.beta, 1e9 * m.gamma,
+                r->cfg.reproducible  ? "built-in, reproducible"
+                : r->cs->machine_how ? r->cs->machine_how
+                                     : "built-in",
+                al ? al->name : "native");
         for (int i = 0; i < convoy__nalgos; i++) {
             const convoy__algo *c = &convoy__algos[i];
             if (c->coll == a->coll && c->cost && (!c->applicable || c->applicable(a)))

@@ -27,15 +27,6 @@ const convoy__algo *convoy__algo_find(int coll, const char *name)
     return NULL;
 }
 
-static double env_double(const char *name, double def)
-{
-    const char *v = getenv(name);
-    if (!v || !*v) return def;
-    char *end;
-    double d = strtod(v, &end);
-    return *end == '\0' && d >= 0 ? d : def;
-}
-
 void convoy__machine_builtin(convoy__machine *m)
 {
     /* Shared-memory transport on one host: a few microseconds per message, a few GB/s.
@@ -43,14 +34,6 @@ void convoy__machine_builtin(convoy__machine *m)
     m->alpha = 2e-6;
     m->beta = 2.5e-10;
     m->gamma = 2.5e-10;
-}
-
-void convoy__machine_default(convoy__machine *m)
-{
-    convoy__machine_builtin(m);
-    m->alpha = env_double("CONVOY_ALPHA", m->alpha);
-    m->beta = env_double("CONVOY_BETA", m->beta);
-    m->gamma = env_double("CONVOY_GAMMA", m->gamma);
 }
 
 static int usable(const convoy__algo *al, const convoy__args *a, int reproducible)

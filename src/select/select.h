@@ -35,9 +35,8 @@ const char *convoy__coll_name(int coll);
 int convoy__coll_parse(const char *name);
 const convoy__algo *convoy__algo_find(int coll, const char *name);
 
-/* Built-in machine parameters, and the same overridden by CONVOY_ALPHA/_BETA/_GAMMA. */
+/* Built-in machine parameters (the measured ones come from src/api/machine.c). */
 void convoy__machine_builtin(convoy__machine *m);
-void convoy__machine_default(convoy__machine *m);
 
 /* Chooses the algorithm for these arguments. forced: a name (from the environment or a
  * tool), or NULL. reproducible: only algorithms that give every rank bitwise identical

@@ -489,22 +489,28 @@ static int run_allreduce(int mode, const void *sb, void *rb, int count, MPI_Data
     }
 }
 
-static int run_allgatherv(int mode, const void *sb, int scount, MPI_Datatype st, void *rb,
-                          const int *rcounts, const int *displs, MPI_Datatype rt, MPI_Comm comm,
-                          char *why, size_t len)
+/* Allgatherv, or Allgather (regular: rcounts all equal, displs rank * count). */
+static int run_allgatherv(int mode, int regular, const void *sb, int scount, MPI_Datatype st,
+                          void *rb, const int *rcounts, const int *displs, MPI_Datatype rt,
+                          MPI_Comm comm, char *why, size_t len)
 {
     convoy_request req = CONVOY_REQUEST_NULL;
     int rc;
     why[0] = '\0';
     switch (mode) {
-    case M_BLOCKING: return convoy_Allgatherv(sb, scount, st, rb, rcounts, displs, rt, comm);
+    case M_BLOCKING:
+        return regular ? convoy_Allgather(sb, scount, st, rb, rcounts[0], rt, comm)
+                       : convoy_Allgatherv(sb, scount, st, rb, rcounts, displs, rt, comm);
     case M_NONBLOCKING:
-        rc = convoy_Iallgatherv(sb, scount, st, rb, rcounts, displs, rt, comm, &req);
+        rc = regular ? convoy_Iallgather(sb, scount, st, rb, rcounts[0], rt, comm, &req)
+                     : convoy_Iallgatherv(sb, scount, st, rb, rcounts, displs, rt, comm, &req);
         if (rc != MPI_SUCCESS) return rc;
         return complete_nb(&req, why, len);
     default:
-        rc = convoy_Allgatherv_init(sb, scount, st, rb, rcounts, displs, rt, comm, MPI_INFO_NULL,
-                                    &req);
+        rc = regular ? convoy_Allgather_init(sb, scount, st, rb, rcounts[0], rt, comm,
+                                             MPI_INFO_NULL, &req)
+                     : convoy_Allgatherv_init(sb, scount, st, rb, rcounts, displs, rt, comm,
+                                              MPI_INFO_NULL, &req);
         if (rc != MPI_SUCCESS) return rc;
         rc = convoy_start(&req);
         if (rc == MPI_SUCCESS) rc = convoy_wait(&req);
@@ -856,19 +862,24 @@ static void case_allgatherv(const tcomm *c, const layout *sl, const layout *rl, 
 
     const char *algos[32];
     int na = algo_list(c, CONVOY_COLL_ALLGATHERV, 0, algos, 32);
+    /* Equal counts, packed: convoy_Allgather too. */
+    int regular = dk == D_PACKED;
+    for (int r = 0; r < c->size; r++)
+        regular &= g.rcounts[r] == g.rcounts[0];
     for (int a = 0; a < na; a++) {
-        for (int m = M_BLOCKING; m <= M_PERSISTENT; m <<= 1) {
-            if (!(modes & m)) continue;
+        for (int m = M_BLOCKING; m <= (regular ? M_PERSISTENT << 3 : M_PERSISTENT); m <<= 1) {
+            const int ag = m > M_PERSISTENT, mode = ag ? m >> 3 : m;
+            if (!(modes & mode)) continue;
             char w2[700];
-            snprintf(w2, sizeof w2, "%s algo=%s mode=%s", what, algos[a] ? algos[a] : "default",
-                     mode_name(m));
+            snprintf(w2, sizeof w2, "%s algo=%s mode=%s%s", what, algos[a] ? algos[a] : "default",
+                     mode_name(mode), ag ? " as convoy_Allgather" : "");
             force_algo(CONVOY_COLL_ALLGATHERV, algos[a]);
             tc_case(w2);
             canary(&rb);
             if (inplace)
                 fill(rl, V_ANY, rb.p, g.displs[c->rank], (int64_t)g.rcounts[c->rank] * rl->nb, seed,
                      c->rank);
-            int rc = run_allgatherv(m, inplace ? MPI_IN_PLACE : sb.p, scount, sl->type, rb.p,
+            int rc = run_allgatherv(mode, ag, inplace ? MPI_IN_PLACE : sb.p, scount, sl->type, rb.p,
                                     g.rcounts, g.displs, rl->type, c->comm, why, sizeof why);
             int ok = rc == MPI_SUCCESS && same(&rb, &exp, rl, detail, sizeof detail);
             if (rc != MPI_SUCCESS)
@@ -903,6 +914,11 @@ static void allgatherv_suite(const tcomm *c, uint64_t seed)
     case_allgatherv(c, &L_int, &L_int, C_RANDOM0, D_GAPPED, 1, ALL, seed + 40);
     case_allgatherv(c, &L_double, &L_double, C_ODD, D_PACKED, 1, BN, seed + 41);
     case_allgatherv(c, &L_int, &L_int, C_ZEROS, D_GAPPED, 1, B, seed + 42);
+    /* Equal counts: also as convoy_Allgather (in place, derived types, zero). */
+    case_allgatherv(c, &L_int, &L_int, C_255, D_PACKED, 0, ALL, seed + 43);
+    case_allgatherv(c, &L_double, &L_double, C_ONE, D_PACKED, 1, BN, seed + 44);
+    case_allgatherv(c, &L_int, &L_vec, C_255, D_PACKED, 0, BN, seed + 45);
+    case_allgatherv(c, &L_int, &L_int, C_ZEROS, D_PACKED, 1, B, seed + 46);
     /* Derived types with gaps: different send and receive types. */
     case_allgatherv(c, &L_int, &L_vec, C_RANDOM0, D_GAPPED, 0, ALL, seed + 50);
     case_allgatherv(c, &L_vec, &L_int, C_RANDOM0, D_GAPPED, 0, BN, seed + 51);

@@ -90,24 +90,15 @@ static int contains_ci(const char *hay, const char *needle)
 static const char *class_name(int c)
 {
     switch (c) {
-    case MPI_SUCCESS:
-        return "MPI_SUCCESS";
-    case MPI_ERR_COUNT:
-        return "MPI_ERR_COUNT";
-    case MPI_ERR_TYPE:
-        return "MPI_ERR_TYPE";
-    case MPI_ERR_OP:
-        return "MPI_ERR_OP";
-    case MPI_ERR_COMM:
-        return "MPI_ERR_COMM";
-    case MPI_ERR_ARG:
-        return "MPI_ERR_ARG";
-    case MPI_ERR_REQUEST:
-        return "MPI_ERR_REQUEST";
-    case MPI_ERR_BUFFER:
-        return "MPI_ERR_BUFFER";
-    default:
-        return "another class";
+    case MPI_SUCCESS: return "MPI_SUCCESS";
+    case MPI_ERR_COUNT: return "MPI_ERR_COUNT";
+    case MPI_ERR_TYPE: return "MPI_ERR_TYPE";
+    case MPI_ERR_OP: return "MPI_ERR_OP";
+    case MPI_ERR_COMM: return "MPI_ERR_COMM";
+    case MPI_ERR_ARG: return "MPI_ERR_ARG";
+    case MPI_ERR_REQUEST: return "MPI_ERR_REQUEST";
+    case MPI_ERR_BUFFER: return "MPI_ERR_BUFFER";
+    default: return "another class";
     }
 }
 
@@ -177,6 +168,24 @@ static int call_allgatherv(int fam, const void *sb, int sc, MPI_Datatype st, voi
     return rc;
 }
 
+static int call_allgather(int fam, const void *sb, int sc, MPI_Datatype st, void *rb, int rcount,
+                          MPI_Datatype rt, MPI_Comm comm)
+{
+    convoy_request req = CONVOY_REQUEST_NULL;
+    int rc;
+    if (fam == F_BLOCKING)
+        rc = convoy_Allgather(sb, sc, st, rb, rcount, rt, comm);
+    else if (fam == F_NONBLOCKING)
+        rc = convoy_Iallgather(sb, sc, st, rb, rcount, rt, comm, &req);
+    else
+        rc = convoy_Allgather_init(sb, sc, st, rb, rcount, rt, comm, MPI_INFO_NULL, &req);
+    if (req != CONVOY_REQUEST_NULL) {
+        if (fam == F_NONBLOCKING) convoy_wait(&req);
+        convoy_request_free(&req);
+    }
+    return rc;
+}
+
 /* A valid Allreduce and Allgatherv on comm, checked by hand: the communicator still works. */
 static void still_works(MPI_Comm comm, const char *after)
 {
@@ -184,14 +193,18 @@ static void still_works(MPI_Comm comm, const char *after)
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     int in[7], out[7];
-    for (int i = 0; i < 7; i++) in[i] = rank * 10 + i, out[i] = -1;
+    for (int i = 0; i < 7; i++)
+        in[i] = rank * 10 + i, out[i] = -1;
     int rc = convoy_Allreduce(in, out, 7, MPI_INT, MPI_SUM, comm);
     int ok = rc == MPI_SUCCESS;
-    for (int i = 0; i < 7 && ok; i++) ok = out[i] == 10 * size * (size - 1) / 2 + size * i;
+    for (int i = 0; i < 7 && ok; i++)
+        ok = out[i] == 10 * size * (size - 1) / 2 + size * i;
     int *rc_ = malloc((size_t)size * sizeof(int)), *dp = malloc((size_t)size * sizeof(int));
     int *all = malloc((size_t)size * 2 * sizeof(int));
-    for (int r = 0; r < size; r++) rc_[r] = r % 2 + 1, dp[r] = 2 * (size - 1 - r);
-    for (int r = 0; r < 2 * size; r++) all[r] = -7;
+    for (int r = 0; r < size; r++)
+        rc_[r] = r % 2 + 1, dp[r] = 2 * (size - 1 - r);
+    for (int r = 0; r < 2 * size; r++)
+        all[r] = -7;
     int mine[2] = {100 + rank, 200 + rank};
     if (ok) rc = convoy_Allgatherv(mine, rank % 2 + 1, MPI_INT, all, rc_, dp, MPI_INT, comm);
     ok = ok && rc == MPI_SUCCESS;
@@ -220,8 +233,10 @@ static void test_args(void)
     still_works(comm, "nothing");
 
     int sb[64], rb[64], rcounts[64], displs[64], badcounts[64];
-    for (int i = 0; i < 64; i++) sb[i] = i, rb[i] = 0;
-    for (int r = 0; r < size; r++) rcounts[r] = 2, displs[r] = 2 * r, badcounts[r] = 2;
+    for (int i = 0; i < 64; i++)
+        sb[i] = i, rb[i] = 0;
+    for (int r = 0; r < size; r++)
+        rcounts[r] = 2, displs[r] = 2 * r, badcounts[r] = 2;
     badcounts[size - 1] = -1;
     MPI_Datatype uncommitted, vec;
     MPI_Type_vector(2, 1, 2, MPI_INT, &uncommitted);
@@ -277,6 +292,19 @@ static void test_args(void)
         AG("MPI_COMM_NULL", MPI_ERR_COMM, -1, sb, 2, MPI_INT, rb, rcounts, displs, MPI_INT,
            MPI_COMM_NULL, 0);
 #undef AG
+#define AA(desc, c1, ...)                                                                          \
+    do {                                                                                           \
+        snprintf(what, sizeof what, "convoy_%sallgather%s: %s", f == F_NONBLOCKING ? "I" : "",     \
+                 f == F_PERSISTENT ? "_init" : "", desc);                                          \
+        expect_class(MPI_COMM_WORLD, what, call_allgather(f, __VA_ARGS__), c1, -1);                \
+    } while (0)
+        AA("sendcount -1", MPI_ERR_COUNT, sb, -1, MPI_INT, rb, 2, MPI_INT, comm);
+        AA("recvcount -1", MPI_ERR_COUNT, sb, 2, MPI_INT, rb, -1, MPI_INT, comm);
+        AA("recvtype MPI_DATATYPE_NULL", MPI_ERR_TYPE, sb, 2, MPI_INT, rb, 2, MPI_DATATYPE_NULL,
+           comm);
+        AA("uncommitted sendtype", MPI_ERR_TYPE, sb, 1, uncommitted, rb, 2, MPI_INT, comm);
+        AA("MPI_COMM_NULL", MPI_ERR_COMM, sb, 2, MPI_INT, rb, 2, MPI_INT, MPI_COMM_NULL);
+#undef AA
     }
 
     /* Requests: starting a null request is an error (MPI_Start: MPI_ERR_REQUEST). */
@@ -414,7 +442,8 @@ static void op_usersum(void *in, void *inout, int *len, MPI_Datatype *dt)
     const int n = *len * (size / (int)sizeof(int));
     const int *a = in;
     int *b = inout;
-    for (int i = 0; i < n; i++) b[i] += a[i];
+    for (int i = 0; i < n; i++)
+        b[i] += a[i];
 }
 
 /* Runs one inconsistent call: every rank must get an error (none may hang) and some rank's
@@ -433,7 +462,8 @@ static void mismatch(MPI_Comm comm, const char *what, int rc, const char *msg,
     if (getenv("CONVOY_TEST_VERBOSE")) fprintf(stderr, "[%s] rank %d stderr: %s", what, rank, msg);
     /* A message naming the mismatch, on some rank's stderr. */
     int named = 0;
-    for (const char *const *k = keywords; *k; k++) named |= contains_ci(msg, *k);
+    for (const char *const *k = keywords; *k; k++)
+        named |= contains_ci(msg, *k);
     int mentioned = contains_ci(msg, "convoy") && named, any = 0;
     PMPI_Allreduce(&mentioned, &any, 1, MPI_INT, MPI_MAX, comm);
     snprintf(w2, sizeof w2, "CONVOY_CHECK_ARGS, %s: stderr names the mismatch (%s...)", what,
@@ -463,9 +493,11 @@ static void test_check(void)
     still_works(comm, "nothing (first use)");
 
     int sb[128], rb[128];
-    for (int i = 0; i < 128; i++) sb[i] = rank + i, rb[i] = 0;
+    for (int i = 0; i < 128; i++)
+        sb[i] = rank + i, rb[i] = 0;
     int *rcounts = malloc((size_t)size * sizeof(int)), *displs = malloc((size_t)size * sizeof(int));
-    for (int r = 0; r < size; r++) rcounts[r] = 3, displs[r] = 3 * r;
+    for (int r = 0; r < size; r++)
+        rcounts[r] = 3, displs[r] = 3 * r;
     const int last = size - 1;
     char *msg;
     int rc;
@@ -508,7 +540,8 @@ static void test_check(void)
     {
         /* Rank 0 thinks the last rank contributes 4 elements; everyone else says 3. */
         int *bad = malloc((size_t)size * sizeof(int));
-        for (int r = 0; r < size; r++) bad[r] = rcounts[r];
+        for (int r = 0; r < size; r++)
+            bad[r] = rcounts[r];
         if (rank == 0) bad[last] = 4;
         cap_begin("Allgatherv, rank 0's recvcounts differ from the others'");
         rc = convoy_Allgatherv(sb, 3, MPI_INT, rb, bad, displs, MPI_INT, comm);
@@ -558,9 +591,11 @@ static void test_check(void)
         char detail[512] = "", e[300];
         rc = convoy_Allreduce(sb, rb, 8, MPI_INT, uop, comm);
         ok = rc == MPI_SUCCESS;
-        for (int i = 0; i < 8 && ok; i++) ok = rb[i] == size * (size - 1) / 2 + size * i;
+        for (int i = 0; i < 8 && ok; i++)
+            ok = rb[i] == size * (size - 1) / 2 + size * i;
         if (!ok) snprintf(detail, sizeof detail, "user op: %s", tc_errstr(rc, e, sizeof e));
-        for (int i = 0; i < 8; i++) rb[i] = rank + i;
+        for (int i = 0; i < 8; i++)
+            rb[i] = rank + i;
         if (ok) {
             rc = convoy_Allreduce(MPI_IN_PLACE, rb, 4, vec, uop, comm);
             ok = rc == MPI_SUCCESS;
@@ -568,7 +603,8 @@ static void test_check(void)
                 snprintf(detail, sizeof detail, "derived type, in place: %s",
                          tc_errstr(rc, e, sizeof e));
         }
-        for (int i = 0; i < 8 && ok; i++) ok = rb[i] == size * (size - 1) / 2 + size * i;
+        for (int i = 0; i < 8 && ok; i++)
+            ok = rb[i] == size * (size - 1) / 2 + size * i;
         if (!ok && !detail[0])
             snprintf(detail, sizeof detail, "derived type, in place: wrong result");
         if (ok) {
@@ -579,12 +615,15 @@ static void test_check(void)
         if (ok) {
             int *vc = malloc((size_t)size * sizeof(int)), *vd = malloc((size_t)size * sizeof(int));
             int pos = 0;
-            for (int r = 0; r < size; r++) vc[r] = r % 3, vd[r] = pos, pos += r % 3;
-            for (int i = 0; i < 128; i++) rb[i] = -1;
+            for (int r = 0; r < size; r++)
+                vc[r] = r % 3, vd[r] = pos, pos += r % 3;
+            for (int i = 0; i < 128; i++)
+                rb[i] = -1;
             rc = convoy_Allgatherv(sb, rank % 3, MPI_INT, rb, vc, vd, MPI_INT, comm);
             ok = rc == MPI_SUCCESS;
             for (int r = 0; r < size && ok; r++)
-                for (int i = 0; i < vc[r]; i++) ok &= rb[vd[r] + i] == r + i;
+                for (int i = 0; i < vc[r]; i++)
+                    ok &= rb[vd[r] + i] == r + i;
             if (!ok)
                 snprintf(detail, sizeof detail, "Allgatherv with per-rank counts: %s",
                          rc ? tc_errstr(rc, e, sizeof e) : "wrong result");
@@ -625,7 +664,8 @@ static void test_watchdog(void)
     still_works(comm, "nothing (first use)");
     const int late = size - 1, n = 1000;
     int *in = malloc(n * sizeof(int)), *out = malloc(n * sizeof(int));
-    for (int i = 0; i < n; i++) in[i] = rank * 1000 + i, out[i] = -1;
+    for (int i = 0; i < n; i++)
+        in[i] = rank * 1000 + i, out[i] = -1;
 
     PMPI_Barrier(comm);
     cap_begin("CONVOY_WATCHDOG=2, one rank 5 s late: the Allreduce completes correctly");
@@ -638,7 +678,8 @@ static void test_watchdog(void)
 
     char detail[1024], e[300];
     int ok = rc == MPI_SUCCESS;
-    for (int i = 0; i < n && ok; i++) ok = out[i] == 1000 * size * (size - 1) / 2 + size * i;
+    for (int i = 0; i < n && ok; i++)
+        ok = out[i] == 1000 * size * (size - 1) / 2 + size * i;
     snprintf(detail, sizeof detail, "%s", rc ? tc_errstr(rc, e, sizeof e) : "wrong result");
     tc_check(comm, ok, "CONVOY_WATCHDOG=2, one rank 5 s late: the Allreduce completes correctly",
              detail);
@@ -654,7 +695,8 @@ static void test_watchdog(void)
         snprintf(pat[0], sizeof pat[0], "from rank %d ", late);
         snprintf(pat[1], sizeof pat[1], "to rank %d ", late);
         snprintf(pat[2], sizeof pat[2], "peer %d", late);
-        for (int k = 0; k < 3; k++) names_late |= contains_ci(msg, pat[k]);
+        for (int k = 0; k < 3; k++)
+            names_late |= contains_ci(msg, pat[k]);
     }
     snprintf(detail, sizeof detail, "waited %.1f s; stderr: \"%.700s\"", t, msg);
     tc_check(comm, reported,
