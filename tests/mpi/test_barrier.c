@@ -266,6 +266,29 @@ static void auto_n(void)
     set("CONVOY_BARRIER_ALGO", NULL);
 }
 
+/* Forcing dissem really runs it: its builder runs once on a fresh communicator (native
+ * builds nothing), and the schedule is then cached. */
+static void forced_builds(void)
+{
+    const char *algo[3] = {"dissem", "dissem", "native"};
+    const long want[3] = {1, 0, 0};
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    for (int i = 0; i < 3; i++) {
+        set("CONVOY_BARRIER_ALGO", algo[i]);
+        long b0 = convoy__build_count();
+        int rc = convoy_Barrier(c);
+        long b = convoy__build_count() - b0;
+        char what[128], d[128];
+        snprintf(what, sizeof what, "CONVOY_BARRIER_ALGO=%s builds %ld schedule%s", algo[i],
+                 want[i], i == 1 ? " (cached)" : "");
+        snprintf(d, sizeof d, "rc %d, built %ld", rc, b);
+        tc_check(c, rc == MPI_SUCCESS && b == want[i], what, d);
+    }
+    set("CONVOY_BARRIER_ALGO", NULL);
+    MPI_Comm_free(&c);
+}
+
 static int handler_calls, handler_class;
 
 static void count_handler(MPI_Comm *comm, int *err, ...)
@@ -365,6 +388,7 @@ int main(int argc, char **argv)
         MPI_Comm_free(&half);
     }
 
+    forced_builds();
     auto_n();
     errors();
     int rc = tc_finish();
