@@ -15,7 +15,9 @@
  * them), CONVOY_PPN=k or CONVOY_NODEMAP=0,0,1,... cut real nodes into virtual ones,
  * CONVOY_SEGMENT_BYTES sizes the node segment, CONVOY_CHECK_ARGS=1 checks that all ranks
  * passed consistent arguments, CONVOY_WATCHDOG=seconds reports a stuck operation,
- * CONVOY_VERBOSE=1 prints the choices made. docs/architecture.md has the rest.
+ * CONVOY_VERBOSE=1 prints the choices made, CONVOY_DISSEM_N=k|auto sets the fan-out of the
+ * n-way dissemination Barrier (auto: timed on the communicator's first blocking Barrier).
+ * docs/architecture.md has the rest.
  */
 #ifndef CONVOY_H
 #define CONVOY_H
@@ -56,6 +58,10 @@ int convoy_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
                       MPI_Op op, MPI_Comm comm, convoy_request *request);
 int convoy_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                           MPI_Op op, MPI_Comm comm, MPI_Info info, convoy_request *request);
+
+int convoy_Barrier(MPI_Comm comm);
+int convoy_Ibarrier(MPI_Comm comm, convoy_request *request);
+int convoy_Barrier_init(MPI_Comm comm, MPI_Info info, convoy_request *request);
 
 /* Starts an inactive persistent request. */
 int convoy_start(convoy_request *request);

@@ -19,6 +19,10 @@ long convoy__build_count(void);
 int convoy__run_schedule(const convoy__schedule *s, const void *sendbuf, MPI_Datatype sendtype,
                          void *recvbuf, MPI_Datatype recvtype, MPI_Comm comm);
 
+/* The n that CONVOY_DISSEM_N=auto chose for comm's Barrier (0: none chosen yet). Makes
+ * comm's state if it has none (then blocking, collective). */
+int convoy__barrier_auto_n(MPI_Comm comm);
+
 /* The decomposition Convoy uses for comm (made on first use; blocking, collective). */
 int convoy__comm_topo(MPI_Comm comm, const convoy__topo **topo);
 

@@ -67,6 +67,8 @@ typedef struct convoy__cstate {
     pthread_mutex_t lock;
     convoy__centry *cache[CONVOY_CACHE_SIZE];
     uint64_t tick;
+    int barrier_n; /* Barrier: n of CONVOY_DISSEM_N=auto, timed on first blocking use (0: not
+                      yet); set at the same call on every rank */
     struct convoy__cstate *prev, *next; /* all states, freed at MPI_Finalize */
 } convoy__cstate;
 
@@ -115,6 +117,11 @@ struct convoy_request_s {
     int (*plan)(struct convoy_request_s *r);
     int deferred;
     int local_err; /* an argument error found here, reported after the agreement */
+    /* A collective's own step of planning, after the algorithm's parameters are read
+     * (NULL: none): Barrier's CONVOY_DISSEM_N=auto. may_block: a blocking call or a
+     * persistent init, so the hook may run collectives on the communicator. */
+    int (*tune)(struct convoy_request_s *r, const convoy__algo *al, convoy__args *a);
+    int may_block;
     /* The native path: the collective's starter, and whether this request uses it. */
     convoy__native_fn native_start;
     int native;

@@ -66,6 +66,10 @@ int convoy__plan(convoy_request r, convoy__args *a)
     }
     if (!al) return MPI_SUCCESS;
     convoy__params_from_env(&r->cfg, al, a);
+    if (r->tune) {
+        int rc = r->tune(r, al, a);
+        if (rc) return rc;
+    }
     if (r->cfg.verbose && a->topo->rank == 0 && al->explain) {
         char line[512];
         al->explain(a, line, sizeof line);

@@ -560,6 +560,7 @@ static int run_mode(const convoy__check_case *c, const casedata *d, const convoy
     w.tslot_bytes[CONVOY_T_SEND] = w.tslot_bytes[CONVOY_T_RECV] = d->cb;
     w.tslot_bytes[CONVOY_T_BYTE] = 1;
     w.reduce = d->coll == CONVOY_COLL_ALLREDUCE ? ar_reduce : NULL;
+    w.sync = d->coll == CONVOY_COLL_BARRIER; /* no data to check: check causality */
     w.ctx = (void *)&d->ar;
     w.r = calloc((size_t)P, sizeof *w.r);
     w.sbuf = calloc(nb, sizeof *w.sbuf);
@@ -668,7 +669,8 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
     res->status = CONVOY_CHECK_PASS;
     const int P = c->procs;
     if (P < 1 || !c->algo || !c->algo->build || c->ppn < 1 ||
-        (c->coll != CONVOY_COLL_ALLGATHERV && c->coll != CONVOY_COLL_ALLREDUCE) ||
+        (c->coll != CONVOY_COLL_ALLGATHERV && c->coll != CONVOY_COLL_ALLREDUCE &&
+         c->coll != CONVOY_COLL_BARRIER) ||
         (c->coll == CONVOY_COLL_ALLREDUCE && c->count < 0))
         return CONVOY_ERR_ARG;
     int rc = 0;
@@ -707,7 +709,8 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         if ((rc = convoy__dist_counts(c->counts, P, c->base, c->seed, d.rcounts))) goto cleanup;
         make_displs(&d, c->seed);
     } else {
-        d.n = c->count;
+        /* A barrier is an allreduce of nothing: empty buffers, only causality to check. */
+        d.n = c->coll == CONVOY_COLL_BARRIER ? 0 : c->count;
         d.ar.P = P;
         d.ar.W = (P + 63) / 64;
         d.ar.cb = 8 * (int64_t)(d.ar.W + 1);

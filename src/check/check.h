@@ -103,7 +103,8 @@ const convoy__algo *convoy__check_algo_find(int coll, const char *name);
 /* --- the mutation suite ------------------------------------------------------------- */
 
 typedef struct convoy__check_mutation {
-    const char *name; /* drop, wrongsrc, dupreduce, offbyone, cycle, shmread, shmreuse */
+    const char *name; /* drop, wrongsrc, dupreduce, offbyone, cycle, shmread, shmreuse,
+                         dropmsg */
     const char *what;
     int target; /* the rank it changes (convoy__mutate_ctx.target) */
     /* The case it is shown on by default (coll, algorithm, layout, counts). */
@@ -120,6 +121,7 @@ typedef struct convoy__mutate_ctx {
     const convoy__check_mutation *m;
     int target; /* rank whose schedule is changed (cycle: also its partner) */
     int partner;
+    int tag; /* dropmsg: the step tag of the dropped message */
 } convoy__mutate_ctx;
 
 /* Schedule surgery used by the mutations, exposed for tests: drops step `drop` (its

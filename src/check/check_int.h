@@ -31,6 +31,10 @@ typedef struct chk_req {
     int64_t seq;     /* posting order, over the whole world */
     int done;        /* matched: the data has moved */
     int64_t shm_off; /* >= 0: the buffer lies in the node segment at this offset */
+    /* Causality (chk_world.sync): what the sender knew when it posted the send (a send's
+     * own snapshot; a receive's copy of its match's), and in which operation. */
+    int know_op;
+    uint64_t know[]; /* chk_world.kw words */
 } chk_req;
 
 typedef struct chk_chan {
@@ -54,6 +58,9 @@ typedef struct chk_node {
     uint64_t *fval;  /* [n * nflags] */
     uint32_t *fvc;   /* [n * nflags * n] the notifier's vc at the notification */
     uint32_t *vc;    /* [n * n] */
+    /* Causality (chk_world.sync): the notifier's knowledge at the notification. */
+    uint64_t *fknow; /* [n * nflags * kw] */
+    int32_t *fknow_op;
 } chk_node;
 
 typedef struct chk_rank {
@@ -102,6 +109,16 @@ typedef struct chk_world {
     int64_t *round_in, *round_out; /* [nnodes] this round */
     int64_t round_in_max, round_out_max;
     int smp_check; /* fail the first round that breaks round_in/out <= 1 */
+    /* Causality check (barriers): every rank carries the set of ranks it has heard from in
+     * its current operation, itself at the start. A send takes a snapshot of its sender's
+     * set when it is posted, the receiver merges it when its executor sees the receive
+     * complete; notifications carry the notifier's set to whoever waits for them. A rank
+     * that finishes an operation must know every rank: its completion then happens after
+     * every rank's entry. Sets of earlier operations are not merged (a message of
+     * operation k says nothing about entries into k + 1). */
+    int sync;
+    int kw;         /* words per set */
+    uint64_t *know; /* [P * kw] */
     /* verdict */
     int failed;
     char reason[4096];

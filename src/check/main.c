@@ -20,7 +20,7 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: convoy-check [options]\n"
-               "  --coll C[,C]          allgatherv, allreduce (default: both)\n"
+               "  --coll C[,C]          allgatherv, allreduce, barrier (default: all)\n"
                "  --algo NAME[,NAME]|all  algorithms (default all registered; the checker also\n"
                "                        knows the test builder shm_stream for allgatherv)\n"
                "  --procs LIST          process counts, e.g. 1-8,13,64 (default 1-16)\n"
@@ -191,7 +191,10 @@ static void case_name(const convoy__check_case *c, int coll, char *buf, size_t l
     else
         snprintf(where, sizeof where, "P=%d ppn=%d layout=%s", c->procs, c->ppn,
                  convoy__layout_name(c->layout));
-    if (coll == CONVOY_COLL_ALLGATHERV)
+    if (coll == CONVOY_COLL_BARRIER)
+        snprintf(buf, len, "%s %s %s seed=%llu", convoy__coll_name(coll), c->algo->name, where,
+                 (unsigned long long)c->seed);
+    else if (coll == CONVOY_COLL_ALLGATHERV)
         snprintf(buf, len, "%s %s %s counts=%s base=%lld inplace=%d seed=%llu",
                  convoy__coll_name(coll), c->algo->name, where, c->counts, (long long)c->base,
                  c->inplace, (unsigned long long)c->seed);
@@ -221,7 +224,7 @@ static void run_case(convoy__check_case *c, const opts *o, const convoy__check_m
             t->failed++;
             return;
         }
-        convoy__mutate_ctx mc = {mut, mut->target, -1};
+        convoy__mutate_ctx mc = {mut, mut->target, -1, 0};
         c->mutate = mut->mutate;
         c->mutate_ctx = &mc;
         rc = convoy__check_run(c, &res);
@@ -295,15 +298,18 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
             strcmp(o->modes.v[i], "lockstep") == 0 ? CONVOY_CHECK_LOCKSTEP : CONVOY_CHECK_SHUFFLE;
     const int nprocs = o->ids ? 1 : o->procs.n, nppn = o->ids ? 1 : o->ppn.n,
               nlay = o->ids ? 1 : o->layouts.n;
-    const int nkind = coll == CONVOY_COLL_ALLGATHERV ? o->counts.n : o->count.n;
+    /* A barrier has no counts, operation or buffers: one case per layout and seed. */
+    const int barrier = coll == CONVOY_COLL_BARRIER;
+    const int nkind = barrier ? 1 : coll == CONVOY_COLL_ALLGATHERV ? o->counts.n : o->count.n;
     const int nop = coll == CONVOY_COLL_ALLREDUCE ? o->ops_kinds.n : 1;
+    const int nin = barrier ? 1 : o->inplace.n;
     const int s0 = o->seed ? o->seed : 1, s1 = o->seed ? o->seed : o->seeds;
     for (int ip = 0; ip < nprocs; ip++)
         for (int jp = 0; jp < nppn; jp++)
             for (int lk = 0; lk < nlay; lk++)
                 for (int kk = 0; kk < nkind; kk++)
                     for (int oi = 0; oi < nop; oi++)
-                        for (int ii = 0; ii < o->inplace.n; ii++)
+                        for (int ii = 0; ii < nin; ii++)
                             for (int seed = s0; seed <= s1; seed++) {
                                 if (o->ids) {
                                     c.procs = o->nids;
@@ -315,7 +321,7 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
                                 }
                                 if (coll == CONVOY_COLL_ALLGATHERV)
                                     c.counts = o->counts.v[kk];
-                                else
+                                else if (!barrier)
                                     c.count = o->count.v[kk];
                                 c.commutative = 1;
                                 if (coll == CONVOY_COLL_ALLREDUCE &&
@@ -323,7 +329,7 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
                                     if (!(al->props & CONVOY_ALGO_NONCOMMUTATIVE)) continue;
                                     c.commutative = 0;
                                 }
-                                c.inplace = (int)o->inplace.v[ii];
+                                c.inplace = barrier ? 0 : (int)o->inplace.v[ii];
                                 c.seed = (uint64_t)seed;
                                 run_case(&c, o, mut, t, g);
                             }
@@ -376,7 +382,7 @@ int main(int argc, char **argv)
     o.base = 5;
     o.shm_bytes = 65536;
     o.seeds = 2;
-    if (parse_strs("allgatherv,allreduce", &o.colls) || parse_strs("all", &o.algos) ||
+    if (parse_strs("allgatherv,allreduce,barrier", &o.colls) || parse_strs("all", &o.algos) ||
         parse_strs("regular,nonuniform,scattered", &o.layouts) ||
         parse_strs("random,zeros,broadcast", &o.counts) ||
         parse_strs("comm,noncomm", &o.ops_kinds) || parse_strs("lockstep,shuffle", &o.modes) ||

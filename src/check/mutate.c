@@ -5,6 +5,7 @@
  */
 #include "check/check.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -289,6 +290,38 @@ static int mut_shmreuse(void *ctx, const convoy__args *a, convoy__schedule *s)
     return drop_wait_before_shm_copy(ctx, a, s, 1);
 }
 
+/* One message lost: the target's last send and, on the partner it goes to, the receive
+ * that matches it. Nothing hangs (both sides are gone); what the message carried is
+ * missing: data for the data collectives, causality for a barrier. */
+static int mut_dropmsg(void *ctx, const convoy__args *a, convoy__schedule *s)
+{
+    convoy__mutate_ctx *m = ctx;
+    const int r = a->topo->rank;
+    if (r == m->target) {
+        m->partner = -1;
+        for (int i = s->nsteps - 1; i >= 0; i--) {
+            const convoy__step *st = &s->steps[i];
+            if (st->kind != CONVOY_STEP_SEND || st->comm != CONVOY_COMM_ALL) continue;
+            if (st->peer <= r) return 0; /* ranks come in order: the partner must follow */
+            m->partner = st->peer;
+            m->tag = st->tag;
+            int rc = convoy__check_rewrite(s, i, -1, -1, -1);
+            return rc ? rc : 1;
+        }
+        return 0;
+    }
+    if (r != m->partner) return 0;
+    for (int i = 0; i < s->nsteps; i++) {
+        const convoy__step *st = &s->steps[i];
+        if (st->kind == CONVOY_STEP_RECV && st->comm == CONVOY_COMM_ALL && st->peer == m->target &&
+            st->tag == m->tag) {
+            int rc = convoy__check_rewrite(s, i, -1, -1, -1);
+            return rc ? rc : 1;
+        }
+    }
+    return 0;
+}
+
 static void set_algo(convoy__check_case *c, int coll, const char *name)
 {
     c->coll = coll;
@@ -310,6 +343,18 @@ static void setup_recdbl(convoy__check_case *c)
     c->procs = 8;
     c->ppn = 2;
     c->count = 5;
+}
+
+/* 10 ranks, n = 2: k = 3 rounds, the adapted last round has m = ceil(10 / 9) - 1 = 1
+ * message; dropping it loses the window of 9 ranks it stood for. */
+static void setup_barrier(convoy__check_case *c)
+{
+    set_algo(c, CONVOY_COLL_BARRIER, "dissem");
+    c->procs = 10;
+    c->ppn = 2;
+    c->nparams = 1;
+    snprintf(c->params[0].name, sizeof c->params[0].name, "CONVOY_DISSEM_N");
+    c->params[0].value = 2;
 }
 
 static void setup_shm(convoy__check_case *c)
@@ -334,6 +379,8 @@ const convoy__check_mutation convoy__check_mutations[] = {
      setup_shm, mut_shmread},
     {"shmreuse", "rank 1 reuses a segment slot without waiting until it was consumed", 1, setup_shm,
      mut_shmreuse},
+    {"dropmsg", "rank 0's last send and the matching receive are dropped (a lost message)", 0,
+     setup_barrier, mut_dropmsg},
 };
 const int convoy__check_nmutations =
     (int)(sizeof convoy__check_mutations / sizeof convoy__check_mutations[0]);

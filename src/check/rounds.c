@@ -131,6 +131,37 @@ static int pipelined_rounds(const convoy__args *args, const convoy__schedule *co
     return 0;
 }
 
+/*
+ * The n-way dissemination barrier (papers/003, src/coll/barrier/barrier_dissem.c): k =
+ * ceil(log_{n+1} P) rounds, n messages per rank in each but the last, m = ceil(P /
+ * (n+1)^(k-1)) - 1 in the last. Every rank's i-th message of a round goes to a distinct
+ * receiver (offset i (n+1)^(l-1)), so the lockstep rounds (one send and one receive per
+ * rank) split each round into as many as it has messages: exactly (k-1) n + m.
+ */
+static int dissem_rounds(const convoy__args *args, const convoy__schedule *const *scheds,
+                         convoy__check_stats *st, char *why, size_t len)
+{
+    (void)scheds;
+    int n, k, m;
+    convoy__barrier_dissem_shape(&args[0], &n, &k, &m);
+    const int P = args[0].topo->size;
+    const int64_t exact = k > 0 ? (int64_t)(k - 1) * n + m : 0;
+    int64_t W = 1; /* (n+1)^(k-1) */
+    for (int l = 1; l < k; l++)
+        W *= n + 1;
+    st->rounds_bound = st->rounds_exact = exact;
+    snprintf(st->rounds_how, sizeof st->rounds_how,
+             "n = %d, k = ceil(log_%d %d) = %d rounds, last round m = ceil(%d / %lld) - 1 = %d: "
+             "(k-1) n + m = %lld",
+             n, n + 1, P, k, P, (long long)W, m, (long long)exact);
+    if (st->rounds != exact) {
+        snprintf(why, len, "%lld rounds, predicted %lld: %s", (long long)st->rounds,
+                 (long long)exact, st->rounds_how);
+        return 1;
+    }
+    return 0;
+}
+
 static const struct analysis {
     int coll;
     const char *name;
@@ -138,6 +169,7 @@ static const struct analysis {
     int smp;          /* claims SMP-aware rounds */
 } analyses[] = {
     {CONVOY_COLL_ALLGATHERV, "pipelined", pipelined_rounds, 1},
+    {CONVOY_COLL_BARRIER, "dissem", dissem_rounds, 0},
 };
 
 static const struct analysis *find(const convoy__algo *al)

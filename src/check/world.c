@@ -193,6 +193,52 @@ static int resolve(chk_rank *r, const void *ptr, int64_t bytes, int write, const
                     (long long)bytes, at);
 }
 
+/* --- causality: who has heard from whom ---------------------------------------------- */
+
+static uint64_t *know_of(const chk_world *w, int rank)
+{
+    return w->know + (size_t)rank * (size_t)w->kw;
+}
+
+/* Rank r learns what a message or notification of operation op carried. */
+static void know_merge(chk_world *w, chk_rank *r, int op, const uint64_t *set)
+{
+    if (op < r->op) return;
+    uint64_t *k = know_of(w, r->rank);
+    for (int i = 0; i < w->kw; i++)
+        k[i] |= set[i];
+}
+
+static void know_reset(chk_world *w, chk_rank *r)
+{
+    uint64_t *k = know_of(w, r->rank);
+    memset(k, 0, (size_t)w->kw * sizeof *k);
+    k[r->rank / 64] |= 1ULL << (r->rank % 64);
+}
+
+/* Rank r finished its operation: it must have heard from every rank. */
+static void know_check(chk_world *w, chk_rank *r)
+{
+    const uint64_t *k = know_of(w, r->rank);
+    char miss[256];
+    size_t used = 0;
+    int nmiss = 0;
+    miss[0] = '\0';
+    for (int q = 0; q < w->P; q++) {
+        if (k[q / 64] >> (q % 64) & 1) continue;
+        if (nmiss++ < 8 && used + 16 < sizeof miss) {
+            int n = snprintf(miss + used, sizeof miss - used, "%s%d", used ? "," : "", q);
+            if (n > 0) used += (size_t)n;
+        }
+    }
+    if (!nmiss) return;
+    chk_fail(w,
+             "causality: rank %d completes %s without having heard from %d rank%s {%s%s} (a "
+             "barrier must not complete anywhere before every rank entered it)",
+             r->rank, w->ops > 1 ? "an operation" : "the barrier", nmiss, nmiss == 1 ? "" : "s",
+             miss, nmiss > 8 ? ",..." : "");
+}
+
 static int node_world_rank(const chk_world *w, int node, int nr)
 {
     return convoy__topo_rank_at(w->topo, node, nr);
@@ -294,7 +340,7 @@ static int post(chk_rank *r, int is_send, int peer, int tag, void *buf, int64_t 
     if (resolve(r, buf, bytes, !is_send, what, &so)) return CONVOY_ERR_INTERN;
     if (so >= 0 && (is_send ? shm_read(w, r, so, bytes, 1) : shm_write(w, r, so, bytes, 1)))
         return CONVOY_ERR_INTERN;
-    chk_req *q = calloc(1, sizeof *q);
+    chk_req *q = calloc(1, sizeof *q + (size_t)w->kw * sizeof(uint64_t));
     int ci = chan_get(w, is_send ? chan_key(r->rank, peer, tag) : chan_key(peer, r->rank, tag));
     if (!q || ci < 0) {
         free(q);
@@ -309,6 +355,10 @@ static int post(chk_rank *r, int is_send, int peer, int tag, void *buf, int64_t 
     q->bytes = bytes;
     q->seq = w->seq++;
     q->shm_off = so;
+    if (w->sync && is_send) {
+        q->know_op = r->op;
+        memcpy(q->know, know_of(w, r->rank), (size_t)w->kw * sizeof *q->know);
+    }
     chk_chan *c = &w->chans[ci];
     chk_req **head = is_send ? &c->sh : &c->rh, **tail = is_send ? &c->st : &c->rt;
     if (*tail)
@@ -339,6 +389,7 @@ static int t_test(void *ctx, void **req, int *done)
     if (!q) return chk_fail(r->w, "rank %d: test of a request that does not exist", r->rank);
     if (!q->done) return 0;
     if (q->shm_off >= 0) shm_complete(r->w, q);
+    if (r->w->sync && !q->is_send) know_merge(r->w, r, q->know_op, q->know);
     free(q);
     *req = NULL;
     *done = 1;
@@ -456,6 +507,10 @@ static int t_notify(void *ctx, int flag, uint64_t value)
     vc[a]++;
     nd->fval[fi] = value;
     memcpy(nd->fvc + fi * n, vc, (size_t)n * sizeof *vc);
+    if (w->sync) {
+        nd->fknow_op[fi] = r->op;
+        memcpy(nd->fknow + fi * (size_t)w->kw, know_of(w, r->rank), (size_t)w->kw * 8);
+    }
     /* Whoever waits on this flag may go on now. */
     for (int q = 0; q < n; q++)
         mark_dirty(w, &w->r[node_world_rank(w, r->node, q)]);
@@ -480,6 +535,7 @@ static int t_flag_test(void *ctx, int q, int flag, uint64_t value, int *done)
     const uint32_t *fv = nd->fvc + fi * n;
     for (int k = 0; k < n; k++)
         if (fv[k] > vc[k]) vc[k] = fv[k];
+    if (w->sync) know_merge(w, r, nd->fknow_op[fi], nd->fknow + fi * (size_t)w->kw);
     return 0;
 }
 
@@ -504,6 +560,10 @@ static void do_match(chk_world *w, int ci)
         return;
     }
     if (s->bytes > 0) memmove(d->buf, s->buf, (size_t)s->bytes);
+    if (w->sync) {
+        d->know_op = s->know_op;
+        memcpy(d->know, s->know, (size_t)w->kw * sizeof *d->know);
+    }
     s->done = d->done = 1;
     sr->msgs_sent++;
     sr->bytes_sent += s->bytes;
@@ -532,6 +592,7 @@ static int start_op(chk_world *w, chk_rank *r)
                                 w->epoch0 + (uint64_t)k);
     if (rc) return chk_fail(w, "rank %d: convoy__exec_start failed with %d", r->rank, rc);
     r->running = 1;
+    if (w->sync) know_reset(w, r);
     if (r->x.tmp_alloc) memset(r->x.tmp_alloc, CHK_POISON, (size_t)s->tmp_bytes);
     mark_dirty(w, r);
     return 0;
@@ -551,6 +612,10 @@ static void progress(chk_world *w, chk_rank *r)
         return;
     }
     if (!done) return;
+    if (w->sync) {
+        know_check(w, r);
+        if (w->failed) return;
+    }
     convoy__exec_free(&r->x);
     r->running = 0;
     if (++r->op < w->ops) {
@@ -695,6 +760,11 @@ int chk_world_init(chk_world *w, uint64_t seed)
     w->round_in = calloc((size_t)w->nnodes, sizeof *w->round_in);
     w->round_out = calloc((size_t)w->nnodes, sizeof *w->round_out);
     if (!w->dirtyq || !w->nodes || !w->round_in || !w->round_out) return CONVOY_ERR_NO_MEM;
+    if (w->sync) {
+        w->kw = (P + 63) / 64;
+        w->know = calloc((size_t)P * (size_t)w->kw, sizeof *w->know);
+        if (!w->know) return CONVOY_ERR_NO_MEM;
+    }
     for (int nn = 0; nn < w->nnodes; nn++) {
         chk_node *nd = &w->nodes[nn];
         nd->n = w->topo->node_size[nn];
@@ -710,6 +780,11 @@ int chk_world_init(chk_world *w, uint64_t seed)
         nd->fvc = calloc(n * (size_t)nd->nflags * n, sizeof *nd->fvc);
         nd->vc = calloc(n * n, sizeof *nd->vc);
         if (!nd->fval || !nd->fvc || !nd->vc) return CONVOY_ERR_NO_MEM;
+        if (w->sync) {
+            nd->fknow = calloc(n * (size_t)nd->nflags * (size_t)w->kw, sizeof *nd->fknow);
+            nd->fknow_op = calloc(n * (size_t)nd->nflags, sizeof *nd->fknow_op);
+            if (!nd->fknow || !nd->fknow_op) return CONVOY_ERR_NO_MEM;
+        }
         if (nb > 0) {
             nd->seg = malloc(nb);
             nd->wr = malloc(nb * sizeof *nd->wr);
@@ -768,6 +843,8 @@ void chk_world_free(chk_world *w)
         free(nd->fval);
         free(nd->fvc);
         free(nd->vc);
+        free(nd->fknow);
+        free(nd->fknow_op);
     }
     free(w->nodes);
     free(w->chans);
@@ -776,6 +853,8 @@ void chk_world_free(chk_world *w)
     free(w->dirtyq);
     free(w->round_in);
     free(w->round_out);
+    free(w->know);
+    w->know = NULL;
     w->nodes = NULL;
     w->chans = NULL;
     w->hash = NULL;

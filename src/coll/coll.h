@@ -106,4 +106,12 @@ double convoy__allreduce_rabenseifner_cost(const convoy__args *a, const convoy__
 int convoy__allreduce_reduce_bcast(const convoy__args *a, convoy__schedule *s);
 double convoy__allreduce_reduce_bcast_cost(const convoy__args *a, const convoy__machine *m);
 
+/* barrier */
+int convoy__barrier_dissem(const convoy__args *a, convoy__schedule *s);
+double convoy__barrier_dissem_cost(const convoy__args *a, const convoy__machine *m);
+void convoy__barrier_dissem_explain(const convoy__args *a, char *buf, size_t len);
+/* Its n (CONVOY_DISSEM_N, else the cost model's), rounds k and last-round messages m. */
+int convoy__barrier_dissem_n(const convoy__args *a);
+void convoy__barrier_dissem_shape(const convoy__args *a, int *n, int *k, int *m);
+
 #endif

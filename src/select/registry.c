@@ -62,5 +62,14 @@ const convoy__algo convoy__algos[] = {
      .build = convoy__allreduce_reduce_bcast,
      .cost = convoy__allreduce_reduce_bcast_cost,
      .props = CONVOY_ALGO_REPRODUCIBLE | CONVOY_ALGO_NONCOMMUTATIVE},
+
+    /* barrier */
+    {.coll = CONVOY_COLL_BARRIER,
+     .name = "dissem",
+     .build = convoy__barrier_dissem,
+     .cost = convoy__barrier_dissem_cost,
+     .params = "CONVOY_DISSEM_N",
+     .props = CONVOY_ALGO_REPRODUCIBLE,
+     .explain = convoy__barrier_dissem_explain},
 };
 const int convoy__nalgos = (int)(sizeof convoy__algos / sizeof convoy__algos[0]);

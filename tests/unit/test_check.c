@@ -287,7 +287,7 @@ static void mutations(void)
                    "mutation %s seed %llu: the unmutated case "
                    "fails: %s",
                    m->name, (unsigned long long)seed, r.reason);
-            convoy__mutate_ctx mc = {m, m->target, -1};
+            convoy__mutate_ctx mc = {m, m->target, -1, 0};
             c.mutate = m->mutate;
             c.mutate_ctx = &mc;
             r = run(&c);
