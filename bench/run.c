@@ -313,7 +313,10 @@ static void measure(bench_job *j, bench_result *res, double t_cell)
                     x->win_total++;
                     x->win_valid += !late;
                 }
-                if (!late && bench_samples_add(&smp[i], slowest[NF * i + F_TIME]))
+                /* A variant that has its --reps valid samples keeps running (until all
+                 * have theirs, so the interleaving stays) but adds no more. */
+                if (!late && smp[i].n < o->reps &&
+                    bench_samples_add(&smp[i], slowest[NF * i + F_TIME]))
                     bench_out_of_memory(x);
                 if (smp[i].n < nmin) nmin = smp[i].n;
             }
