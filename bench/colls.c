@@ -1,31 +1,63 @@
 /*
- * The collectives convoy-bench measures: buffers, input data, and the native and Convoy
- * calls for each.
+ * The table of collectives convoy-bench measures (see bench_coll in bench.h): buffers,
+ * input data, one call through a given implementation, and the part of the receive buffer
+ * that is a rank's result.
  *
  * Input data are small integers, stored in the chosen type, so that every algorithm's
  * result must equal native's bit for bit even for floating types: sums of small integers
  * are exact in any order, products are of 1, -1 and 2 only, and signed char sums stay below
  * 127. A result that differs in any byte is therefore a wrong result, not rounding.
  *
- * The native collective is called through PMPI_*: convoy-bench links Convoy statically,
- * and if that archive ever carries the MPI_* interposition wrappers the linker could bind
- * MPI_Allgatherv to Convoy itself, silently comparing Convoy with Convoy.
+ * Rooted collectives read c->root, which the runner rotates with the repetition (or fixes
+ * with --root); every rank holds the root's input for any root, so the rotation costs no
+ * setup inside the timed loop.
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include "bench.h"
 
+#include <ctype.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check/dist.h"
-#include "coll/coll.h"
-#include "convoy.h"
+#include "select/select.h"
 
 const char *const bench_type_names[BT_NTYPES] = {"int", "double", "float", "long", "char"};
 const char *const bench_op_names[BO_NOPS] = {"sum", "max", "min", "prod"};
 
+/* --- cells ------------------------------------------------------------------------------ */
+
+void bench_cell_init(bench_cell *c, MPI_Comm comm, const bench_opts *o, int reduces)
+{
+    memset(c, 0, sizeof *c);
+    c->comm = comm;
+    MPI_Comm_rank(comm, &c->rank);
+    MPI_Comm_size(comm, &c->size);
+    c->type = o->type;
+    c->op = o->op;
+    c->inplace = o->inplace;
+    c->seed = o->seed;
+    c->dist = "-";
+    c->root = o->root < 0 ? 0 : o->root % c->size;
+    static const MPI_Op ops[BO_NOPS] = {MPI_SUM, MPI_MAX, MPI_MIN, MPI_PROD};
+    c->mop = ops[o->op];
+    switch (o->type) {
+    case BT_INT: c->dtype = MPI_INT; break;
+    case BT_DOUBLE: c->dtype = MPI_DOUBLE; break;
+    case BT_FLOAT: c->dtype = MPI_FLOAT; break;
+    case BT_LONG: c->dtype = MPI_LONG; break;
+    /* MPI allows reductions on signed char but not on MPI_CHAR (a character type). */
+    default: c->dtype = reduces ? MPI_SIGNED_CHAR : MPI_CHAR; break;
+    }
+    int tsize;
+    MPI_Type_size(c->dtype, &tsize);
+    c->tsize = tsize;
+}
+
 /* Stores the integer v as element i of a buffer of the cell's type. */
-static void store(const bench_cell *c, char *buf, int64_t i, long v)
+void bench_store(const bench_cell *c, char *buf, int64_t i, long v)
 {
     switch (c->type) {
     case BT_INT: ((int *)buf)[i] = (int)v; break;
@@ -47,8 +79,15 @@ void bench_format_elem(const bench_cell *c, const char *buf, int64_t i, char *ou
     }
 }
 
+/* Data-movement input: distinct across ranks and positions (mod 101), so a block placed at
+ * the wrong displacement or taken from the wrong rank shows. */
+long bench_data_value(int r, int64_t i)
+{
+    return (long)(((int64_t)r * 131 + i * 7) % 101);
+}
+
 /* Reduction input for element i on rank r: exact under the operation in any order. */
-static long reduce_value(const bench_cell *c, int r, int64_t i)
+long bench_reduce_value(const bench_cell *c, int r, int64_t i)
 {
     int64_t k = i;
     switch (c->op) {
@@ -74,12 +113,15 @@ static void *xmalloc(int64_t bytes)
     return malloc(bytes > 0 ? (size_t)bytes : 1);
 }
 
-static int alloc_buffers(bench_cell *c)
+int bench_cell_alloc(bench_cell *c)
 {
     c->sendbuf = xmalloc(c->send_elems * c->tsize);
     c->recvbuf = xmalloc(c->recv_elems * c->tsize);
+    c->aux = xmalloc(c->aux_elems * c->tsize);
     c->expected = xmalloc(c->recv_elems * c->tsize);
-    return c->sendbuf && c->recvbuf && c->expected ? 0 : -1;
+    c->res_off = 0;
+    c->res_elems = c->recv_elems;
+    return c->sendbuf && c->recvbuf && c->aux && c->expected ? 0 : -1;
 }
 
 void bench_cell_free(bench_cell *c)
@@ -88,9 +130,53 @@ void bench_cell_free(bench_cell *c)
     free(c->displs);
     free(c->sendbuf);
     free(c->recvbuf);
+    free(c->aux);
     free(c->expected);
     c->rcounts = c->displs = NULL;
-    c->sendbuf = c->recvbuf = c->expected = NULL;
+    c->sendbuf = c->recvbuf = c->aux = c->expected = NULL;
+}
+
+/* Fails the setup when n elements do not fit MPI's int counts and displacements. */
+static int too_big(const bench_cell *c, int64_t n, char *why, int whylen)
+{
+    if (n <= INT_MAX) return 0;
+    snprintf(why, (size_t)whylen, "%lld elements do not fit MPI's int counts (count %lld)",
+             (long long)n, (long long)c->count);
+    return 1;
+}
+
+static void fill_data(const bench_cell *c, char *buf, int64_t n, int r)
+{
+    for (int64_t i = 0; i < n; i++)
+        bench_store(c, buf, i, bench_data_value(r, i));
+}
+
+static void fill_reduce(const bench_cell *c, char *buf, int64_t n, int r)
+{
+    for (int64_t i = 0; i < n; i++)
+        bench_store(c, buf, i, bench_reduce_value(c, r, i));
+}
+
+static void copy_elems(const bench_cell *c, char *dst, const char *src, int64_t n)
+{
+    memcpy(dst, src, (size_t)(n * c->tsize));
+}
+
+static const void *in_or_inplace(const bench_cell *c)
+{
+    return c->inplace ? MPI_IN_PLACE : c->sendbuf;
+}
+
+static void no_prepare(bench_cell *c)
+{
+    (void)c;
+}
+
+/* The result is defined at the root only (Gather, Reduce). */
+static void result_at_root(bench_cell *c, int64_t n)
+{
+    c->res_off = 0;
+    c->res_elems = c->rank == c->root ? n : 0;
 }
 
 /* --- Allgatherv ------------------------------------------------------------------------ */
@@ -114,9 +200,7 @@ static int allgatherv_setup(bench_cell *c, char *why, int whylen)
     int64_t total = 0;
     for (int r = 0; r < p; r++) {
         /* MPI's displacements are ints: the whole result must be addressable by one. */
-        if (counts[r] < 0 || total + counts[r] > INT_MAX) {
-            snprintf(why, (size_t)whylen, "%lld elements in all do not fit MPI's int "
-                     "displacements", (long long)(total + counts[r]));
+        if (counts[r] < 0 || too_big(c, total + counts[r], why, whylen)) {
             free(counts);
             return 1;
         }
@@ -128,11 +212,8 @@ static int allgatherv_setup(bench_cell *c, char *why, int whylen)
     c->send_elems = c->rcounts[c->rank];
     c->recv_elems = total;
     c->bytes = total * c->tsize;
-    if (alloc_buffers(c)) return -1;
-    /* Every element is distinct across ranks and positions (mod 101), so a block placed at
-     * the wrong displacement or taken from the wrong rank shows. */
-    for (int64_t i = 0; i < c->send_elems; i++)
-        store(c, c->sendbuf, i, (long)(((int64_t)c->rank * 131 + i * 7) % 101));
+    if (bench_cell_alloc(c)) return -1;
+    fill_data(c, c->sendbuf, c->send_elems, c->rank);
     return 0;
 }
 
@@ -140,61 +221,253 @@ static void allgatherv_prepare(bench_cell *c)
 {
     /* In place, the own block is already in recvbuf; it is the only input. */
     if (c->inplace)
-        memcpy(c->recvbuf + (int64_t)c->displs[c->rank] * c->tsize, c->sendbuf,
-               (size_t)(c->send_elems * c->tsize));
+        copy_elems(c, c->recvbuf + (int64_t)c->displs[c->rank] * c->tsize, c->sendbuf,
+                   c->send_elems);
 }
 
-static int allgatherv_native(bench_cell *c)
+static int allgatherv_run(bench_cell *c, bench_fn f)
 {
-    return PMPI_Allgatherv(c->inplace ? MPI_IN_PLACE : c->sendbuf, (int)c->send_elems,
-                           c->dtype, c->recvbuf, c->rcounts, c->displs, c->dtype, c->comm);
+    return ((bench_allgatherv_fn)f)(in_or_inplace(c), (int)c->send_elems, c->dtype, c->recvbuf,
+                                    c->rcounts, c->displs, c->dtype, c->comm);
 }
 
-static int allgatherv_convoy(bench_cell *c)
-{
-    return convoy_Allgatherv(c->inplace ? MPI_IN_PLACE : c->sendbuf, (int)c->send_elems,
-                             c->dtype, c->recvbuf, c->rcounts, c->displs, c->dtype, c->comm);
-}
-
-/* --- Allreduce ------------------------------------------------------------------------- */
+/* --- Allreduce, Scan, Exscan --------------------------------------------------------------- */
 
 static int allreduce_setup(bench_cell *c, char *why, int whylen)
 {
-    if (c->count > INT_MAX) {
-        snprintf(why, (size_t)whylen, "count %lld does not fit MPI's int count",
-                 (long long)c->count);
-        return 1;
-    }
+    if (too_big(c, c->count, why, whylen)) return 1;
     c->send_elems = c->recv_elems = c->count;
     c->bytes = c->count * c->tsize;
-    if (alloc_buffers(c)) return -1;
-    for (int64_t i = 0; i < c->count; i++) store(c, c->sendbuf, i, reduce_value(c, c->rank, i));
+    if (bench_cell_alloc(c)) return -1;
+    fill_reduce(c, c->sendbuf, c->count, c->rank);
     return 0;
 }
 
 static void allreduce_prepare(bench_cell *c)
 {
     /* In place, recvbuf is the input and the previous call overwrote it with a result. */
-    if (c->inplace) memcpy(c->recvbuf, c->sendbuf, (size_t)(c->count * c->tsize));
+    if (c->inplace) copy_elems(c, c->recvbuf, c->sendbuf, c->count);
 }
 
-static int allreduce_native(bench_cell *c)
+static int allreduce_run(bench_cell *c, bench_fn f)
 {
-    return PMPI_Allreduce(c->inplace ? MPI_IN_PLACE : c->sendbuf, c->recvbuf, (int)c->count,
-                          c->dtype, c->mop, c->comm);
+    return ((bench_allreduce_fn)f)(in_or_inplace(c), c->recvbuf, (int)c->count, c->dtype, c->mop,
+                                   c->comm);
 }
 
-static int allreduce_convoy(bench_cell *c)
+static int exscan_setup(bench_cell *c, char *why, int whylen)
 {
-    return convoy_Allreduce(c->inplace ? MPI_IN_PLACE : c->sendbuf, c->recvbuf, (int)c->count,
-                            c->dtype, c->mop, c->comm);
+    int rc = allreduce_setup(c, why, whylen);
+    if (rc == 0 && c->rank == 0) c->res_elems = 0; /* MPI leaves rank 0's result undefined */
+    return rc;
 }
+
+/* --- Barrier ------------------------------------------------------------------------------- */
+
+static int barrier_setup(bench_cell *c, char *why, int whylen)
+{
+    (void)why;
+    (void)whylen;
+    c->send_elems = c->recv_elems = 0;
+    c->bytes = 0;
+    return bench_cell_alloc(c);
+}
+
+static int barrier_run(bench_cell *c, bench_fn f)
+{
+    return ((bench_barrier_fn)f)(c->comm);
+}
+
+/* --- Bcast ------------------------------------------------------------------------------- */
+
+static int bcast_setup(bench_cell *c, char *why, int whylen)
+{
+    if (too_big(c, c->count, why, whylen)) return 1;
+    c->send_elems = c->recv_elems = c->count;
+    c->bytes = c->count * c->tsize;
+    if (bench_cell_alloc(c)) return -1;
+    fill_data(c, c->sendbuf, c->count, c->rank); /* what this rank sends when it is root */
+    return 0;
+}
+
+static void bcast_prepare(bench_cell *c)
+{
+    if (c->rank == c->root) copy_elems(c, c->recvbuf, c->sendbuf, c->count);
+}
+
+static int bcast_run(bench_cell *c, bench_fn f)
+{
+    return ((bench_bcast_fn)f)(c->recvbuf, (int)c->count, c->dtype, c->root, c->comm);
+}
+
+/* --- Scatter, Gather --------------------------------------------------------------------- */
+
+static int scatter_setup(bench_cell *c, char *why, int whylen)
+{
+    int64_t all = c->count * c->size;
+    if (too_big(c, all, why, whylen)) return 1;
+    c->send_elems = all;
+    c->recv_elems = c->count;
+    c->bytes = c->count * c->tsize;
+    if (bench_cell_alloc(c)) return -1;
+    fill_data(c, c->sendbuf, all, c->rank);
+    return 0;
+}
+
+static int scatter_run(bench_cell *c, bench_fn f)
+{
+    return ((bench_rooted_fn)f)(c->sendbuf, (int)c->count, c->dtype, c->recvbuf, (int)c->count,
+                                c->dtype, c->root, c->comm);
+}
+
+static int gather_setup(bench_cell *c, char *why, int whylen)
+{
+    int64_t all = c->count * c->size;
+    if (too_big(c, all, why, whylen)) return 1;
+    c->send_elems = c->count;
+    c->recv_elems = all;
+    c->bytes = all * c->tsize;
+    if (bench_cell_alloc(c)) return -1;
+    fill_data(c, c->sendbuf, c->count, c->rank);
+    return 0;
+}
+
+static void gather_prepare(bench_cell *c)
+{
+    result_at_root(c, c->recv_elems);
+}
+
+static int gather_run(bench_cell *c, bench_fn f)
+{
+    return ((bench_rooted_fn)f)(c->sendbuf, (int)c->count, c->dtype, c->recvbuf, (int)c->count,
+                                c->dtype, c->root, c->comm);
+}
+
+/* --- Allgather, Alltoall ------------------------------------------------------------------ */
+
+static int allgather_setup(bench_cell *c, char *why, int whylen)
+{
+    int rc = gather_setup(c, why, whylen);
+    return rc;
+}
+
+static void allgather_prepare(bench_cell *c)
+{
+    if (c->inplace) copy_elems(c, c->recvbuf + c->rank * c->count * c->tsize, c->sendbuf, c->count);
+}
+
+static int allgather_run(bench_cell *c, bench_fn f)
+{
+    return ((bench_a2a_fn)f)(in_or_inplace(c), (int)c->count, c->dtype, c->recvbuf, (int)c->count,
+                             c->dtype, c->comm);
+}
+
+static int alltoall_setup(bench_cell *c, char *why, int whylen)
+{
+    int64_t all = c->count * c->size;
+    if (too_big(c, all, why, whylen)) return 1;
+    c->send_elems = c->recv_elems = all;
+    c->bytes = all * c->tsize;
+    if (bench_cell_alloc(c)) return -1;
+    /* Block j of rank r: element i of it is data(r * p + j, i), unique per pair. */
+    for (int j = 0; j < c->size; j++)
+        for (int64_t i = 0; i < c->count; i++)
+            bench_store(c, c->sendbuf, j * c->count + i,
+                        bench_data_value(c->rank * c->size + j, i));
+    return 0;
+}
+
+static int alltoall_run(bench_cell *c, bench_fn f)
+{
+    return ((bench_a2a_fn)f)(c->sendbuf, (int)c->count, c->dtype, c->recvbuf, (int)c->count,
+                             c->dtype, c->comm);
+}
+
+/* --- Reduce, Reduce_scatter_block, Reduce_local ----------------------------------------- */
+
+static void reduce_prepare(bench_cell *c)
+{
+    result_at_root(c, c->count);
+    if (c->inplace && c->rank == c->root) copy_elems(c, c->recvbuf, c->sendbuf, c->count);
+}
+
+static int reduce_run(bench_cell *c, bench_fn f)
+{
+    const void *in = c->inplace && c->rank == c->root ? MPI_IN_PLACE : c->sendbuf;
+    return ((bench_reduce_fn)f)(in, c->recvbuf, (int)c->count, c->dtype, c->mop, c->root, c->comm);
+}
+
+/* count = the block each rank receives; the input is p blocks. In place the receive buffer
+ * holds the input, so it has p blocks too; the result is the first. */
+static int rsb_setup(bench_cell *c, char *why, int whylen)
+{
+    int64_t all = c->count * c->size;
+    if (too_big(c, all, why, whylen)) return 1;
+    c->send_elems = c->recv_elems = all;
+    c->bytes = c->count * c->tsize;
+    if (bench_cell_alloc(c)) return -1;
+    fill_reduce(c, c->sendbuf, all, c->rank);
+    c->res_elems = c->count;
+    return 0;
+}
+
+static void rsb_prepare(bench_cell *c)
+{
+    if (c->inplace) copy_elems(c, c->recvbuf, c->sendbuf, c->recv_elems);
+}
+
+static int rsb_run(bench_cell *c, bench_fn f)
+{
+    return ((bench_allreduce_fn)f)(in_or_inplace(c), c->recvbuf, (int)c->count, c->dtype, c->mop,
+                                   c->comm);
+}
+
+static int reduce_local_setup(bench_cell *c, char *why, int whylen)
+{
+    if (too_big(c, c->count, why, whylen)) return 1;
+    c->send_elems = c->recv_elems = c->aux_elems = c->count;
+    c->bytes = c->count * c->tsize;
+    if (bench_cell_alloc(c)) return -1;
+    fill_reduce(c, c->sendbuf, c->count, c->rank);
+    fill_reduce(c, c->aux, c->count, c->rank + c->size); /* the inout operand */
+    return 0;
+}
+
+static void reduce_local_prepare(bench_cell *c)
+{
+    copy_elems(c, c->recvbuf, c->aux, c->count);
+}
+
+static int reduce_local_run(bench_cell *c, bench_fn f)
+{
+    return ((bench_reduce_local_fn)f)(c->sendbuf, c->recvbuf, (int)c->count, c->dtype, c->mop);
+}
+
+/* --- the table ---------------------------------------------------------------------------- */
+
+#define V BENCH_VECTOR
+#define R BENCH_REDUCES
+#define ROOT BENCH_ROOTED
+#define IP BENCH_INPLACE
 
 const bench_coll bench_colls[] = {
-    {"allgatherv", CONVOY_COLL_ALLGATHERV, 1, 0, allgatherv_setup, allgatherv_prepare,
-     allgatherv_native, allgatherv_convoy},
-    {"allreduce", CONVOY_COLL_ALLREDUCE, 0, 1, allreduce_setup, allreduce_prepare,
-     allreduce_native, allreduce_convoy},
+    {"allgatherv", BC_ALLGATHERV, "allgatherv", V | IP, allgatherv_setup, allgatherv_prepare,
+     allgatherv_run},
+    {"allreduce", BC_ALLREDUCE, "allreduce", R | IP, allreduce_setup, allreduce_prepare,
+     allreduce_run},
+    {"barrier", BC_BARRIER, "barrier", BENCH_NOCOUNT, barrier_setup, no_prepare, barrier_run},
+    {"bcast", BC_BCAST, "bcast", ROOT, bcast_setup, bcast_prepare, bcast_run},
+    {"scatter", BC_SCATTER, "scatter", ROOT, scatter_setup, no_prepare, scatter_run},
+    {"gather", BC_GATHER, "gather", ROOT, gather_setup, gather_prepare, gather_run},
+    {"allgather", BC_ALLGATHER, "allgather", IP, allgather_setup, allgather_prepare, allgather_run},
+    {"alltoall", BC_ALLTOALL, "alltoall", 0, alltoall_setup, no_prepare, alltoall_run},
+    {"reduce", BC_REDUCE, "reduce", R | ROOT | IP, allreduce_setup, reduce_prepare, reduce_run},
+    {"reduce_scatter_block", BC_REDUCE_SCATTER_BLOCK, "reduce_scatter", R | IP, rsb_setup,
+     rsb_prepare, rsb_run},
+    {"scan", BC_SCAN, "scan", R | IP, allreduce_setup, allreduce_prepare, allreduce_run},
+    {"exscan", BC_EXSCAN, "exscan", R | IP, exscan_setup, allreduce_prepare, allreduce_run},
+    {"reduce_local", BC_REDUCE_LOCAL, NULL, R, reduce_local_setup, reduce_local_prepare,
+     reduce_local_run},
 };
 const int bench_ncolls = (int)(sizeof bench_colls / sizeof bench_colls[0]);
 
@@ -203,4 +476,30 @@ const bench_coll *bench_coll_find(const char *name)
     for (int i = 0; i < bench_ncolls; i++)
         if (strcmp(bench_colls[i].name, name) == 0) return &bench_colls[i];
     return NULL;
+}
+
+const bench_coll *bench_coll_by_id(int id)
+{
+    for (int i = 0; i < bench_ncolls; i++)
+        if (bench_colls[i].id == id) return &bench_colls[i];
+    return NULL;
+}
+
+int bench_coll_convoy(const bench_coll *coll)
+{
+    return coll->convoy_name ? convoy__coll_parse(coll->convoy_name) : -1;
+}
+
+void bench_clear_algo_env(void)
+{
+    for (int i = 0; i < bench_ncolls; i++) {
+        const char *n = bench_colls[i].convoy_name;
+        if (!n) continue;
+        char env[64];
+        int k = snprintf(env, sizeof env, "CONVOY_");
+        for (; *n && k < 50; n++)
+            env[k++] = (char)toupper((unsigned char)*n);
+        snprintf(env + k, sizeof env - (size_t)k, "_ALGO");
+        unsetenv(env);
+    }
 }

@@ -1,8 +1,8 @@
 /*
  * Output of convoy-bench: the header with the run's metadata, the OSU-like terminal table
- * (one row per cell, one column per algorithm) and the CSV (one row per algorithm per
- * cell). Rows are written as cells finish, so a long run shows results as it goes and a
- * run that dies midway still leaves its CSV.
+ * (one row per cell, one column per variant) and the CSV (one row per variant per cell).
+ * Rows are written as cells finish, so a long run shows results as it goes and a run that
+ * dies midway still leaves its CSV. JSON is in json.c.
  */
 #include "bench.h"
 
@@ -15,59 +15,60 @@ void bench_print_header(FILE *f, const bench_meta *m, const bench_opts *o)
 {
     fprintf(f, "# convoy-bench: Convoy's algorithms and the MPI library's own collectives, "
                "side by side\n");
-    fprintf(f, "# MPI: %s\n", m->mpi_version);
-    fprintf(f, "# np %d, %d node%s, ppn %d%s", m->np, m->nodes, m->nodes == 1 ? "" : "s", m->ppn,
-            (m->topo_flags & 1) ? "" : " (largest node; nodes differ)");
-    if (m->convoy_ppn) fprintf(f, ", virtual nodes CONVOY_PPN=%s", m->convoy_ppn);
-    if (m->convoy_nodemap) fprintf(f, ", virtual nodes CONVOY_NODEMAP=%s", m->convoy_nodemap);
-    fprintf(f, "; %s (%d processes on %ld cores on rank 0's host)\n",
+    fprintf(f, "# MPI: %s (MPI %d.%d)\n", m->mpi_version, m->mpi_major, m->mpi_minor);
+    fprintf(f, "# np %d, %d node%s, ppn %d, layout %s", m->np, m->nodes, m->nodes == 1 ? "" : "s",
+            m->ppn, m->layout);
+    fprintf(f, "; %s (%d processes on %ld cores on rank 0's host, %d host%s)\n",
             m->oversubscribed ? "OVERSUBSCRIBED" : "not oversubscribed", m->host_procs,
-            m->host_cores);
-    fprintf(f, "# type %s, op %s%s; reps <= %lld, warm-up %lld, time cap %g s per cell, "
-               "stop when the 95%% CI of the median is within +-%g%% (after %lld reps)\n",
+            m->host_cores, m->hosts, m->hosts == 1 ? "" : "s");
+    fprintf(f,
+            "# type %s, op %s%s, root %s; reps <= %lld, warm-up %lld, time cap %g s per cell%s,"
+            " stop when the 95%% CI of the median is within +-%g%% (after %lld reps)\n",
             bench_type_names[o->type], bench_op_names[o->op], o->inplace ? ", in place" : "",
-            (long long)o->reps, (long long)o->warmup, o->time_cap, o->rel * 100.0,
+            o->root < 0 ? "rotating" : "fixed", (long long)o->reps, (long long)o->warmup,
+            o->time_cap, o->budget > 0 ? " (less to fit --budget)" : "", o->rel * 100.0,
             (long long)o->min_reps);
-    fprintf(f, "# validation against native: %s\n", o->check ? "on" : "OFF (--no-check)");
+    fprintf(f, "# start of a repetition: %s; validation against native: %s\n",
+            o->sync == BS_WINDOW ? "window (clock offsets to rank 0, agreed start times)"
+                                 : "barrier",
+            o->check ? "on" : "OFF (--no-check)");
     fprintf(f, "# date %s\n", m->date);
-    fprintf(f, "# time: the slowest rank's time for one call, median over repetitions, in us;"
-               " (r) = time / native time, below 1 is faster than native;\n"
-               "#       ~ = the median's 95%% CI is wider than +-%g%% (stopped by the time cap "
-               "or --reps)\n",
+    fprintf(f,
+            "# time: the slowest rank's time for one call, median over repetitions, in us;"
+            " (r) = time / native time, below 1 is faster than native;\n"
+            "#       ~ = the median's 95%% CI is wider than +-%g%% (stopped by the time cap "
+            "or --reps); reps = valid/total repetitions (fewest of the row)\n",
             o->rel * 100.0);
 }
 
-/* Width of an algorithm's column: room for "123456.78~ (12.34)". */
+/* Width of a variant's column: room for "123456.78~ (12.34)". */
 static int col_width(const char *algo)
 {
     int w = (int)strlen(algo) + 2;
     return w < 20 ? 20 : w;
 }
 
-void bench_print_table_head(FILE *f, const bench_coll *coll, const bench_opts *o, char **algos,
-                            int nalgos)
+void bench_print_table_head(FILE *f, const char *title, char **algos, int nalgos)
 {
-    if (!coll->reduces)
-        fprintf(f, "\n# %s (%s)\n", coll->name, bench_type_names[o->type]);
-    else
-        fprintf(f, "\n# %s (%s, %s)\n", coll->name, bench_type_names[o->type],
-                bench_op_names[o->op]);
+    fprintf(f, "\n# %s\n", title);
     fprintf(f, "# %-11s %10s %12s", "dist", "count", "bytes");
-    for (int i = 0; i < nalgos; i++) fprintf(f, "%*s", col_width(algos[i]), algos[i]);
-    fprintf(f, "\n");
+    for (int i = 0; i < nalgos; i++)
+        fprintf(f, "%*s", col_width(algos[i]), algos[i]);
+    fprintf(f, "%12s\n", "reps");
     fflush(f);
 }
 
-void bench_print_table_row(FILE *f, const bench_cell *c, const bench_coll *coll,
+void bench_print_table_row(FILE *f, const bench_row_ctx *rc, const bench_cell *c,
                            const bench_result *r, int nr)
 {
     char cnt[32];
     bench_format_count(c->count, cnt, sizeof cnt);
-    fprintf(f, "  %-11s %10s %12lld", coll->vector ? c->dist : "-", cnt, (long long)c->bytes);
+    fprintf(f, "  %-11s %10s %12lld", rc->vector ? c->dist : "-", cnt, (long long)c->bytes);
     double native = NAN;
     for (int i = 0; i < nr; i++)
         if (strcmp(r[i].algo, "native") == 0 && r[i].applicable && r[i].s.n > 0)
             native = r[i].s.median;
+    int64_t vmin = -1, tmin = 0;
     for (int i = 0; i < nr; i++) {
         char cell[64];
         const bench_result *x = &r[i];
@@ -85,9 +86,15 @@ void bench_print_table_row(FILE *f, const bench_cell *c, const bench_coll *coll,
             else
                 snprintf(cell, sizeof cell, "%.2f%s", us, mark);
         }
+        if (x->applicable && (vmin < 0 || x->s.n < vmin)) {
+            vmin = x->s.n;
+            tmin = x->total;
+        }
         fprintf(f, "%*s", col_width(x->algo), cell);
     }
-    fprintf(f, "\n");
+    char reps[48] = "-";
+    if (vmin >= 0) snprintf(reps, sizeof reps, "%lld/%lld", (long long)vmin, (long long)tmin);
+    fprintf(f, "%12s\n", reps);
     fflush(f);
 }
 
@@ -95,7 +102,8 @@ void bench_csv_head(FILE *f)
 {
     /* The columns the issue fixes come first, in its order; the extras after them. */
     fprintf(f, "coll,algo,dist,count,bytes,np,nodes,ppn,median_us,min_us,max_us,reps,valid,"
-               "type,op,inplace,ci_lo_us,ci_hi_us,stop,oversubscribed,mpi\n");
+               "type,op,inplace,ci_lo_us,ci_hi_us,stop,oversubscribed,mpi,reps_total,sync,root,"
+               "kind\n");
     fflush(f);
 }
 
@@ -108,28 +116,35 @@ static void csv_time(FILE *f, double seconds)
         fprintf(f, ",%.3f", seconds * 1e6);
 }
 
-void bench_csv_rows(FILE *f, const bench_meta *m, const bench_opts *o, const bench_cell *c,
-                    const bench_coll *coll, const bench_result *r, int nr)
+void bench_csv_rows(FILE *f, const bench_meta *m, const bench_opts *o, const bench_row_ctx *rc,
+                    const bench_cell *c, const bench_result *r, int nr)
 {
     /* The MPI version string may contain commas; keep the part before the first one. */
     char mpi[sizeof m->mpi_version];
     snprintf(mpi, sizeof mpi, "%s", m->mpi_version);
     mpi[strcspn(mpi, ",\"")] = '\0';
+    char root[16] = "-";
+    if (rc->rooted) {
+        if (o->root < 0)
+            snprintf(root, sizeof root, "rotate");
+        else
+            snprintf(root, sizeof root, "%d", o->root % m->np);
+    }
     for (int i = 0; i < nr; i++) {
         const bench_result *x = &r[i];
-        /* An algorithm that does not apply was not measured: no row. */
+        /* A variant that does not apply was not measured: no row. */
         if (!x->applicable) continue;
-        fprintf(f, "%s,%s,%s,%lld,%lld,%d,%d,%d", coll->name, x->algo,
-                coll->vector ? c->dist : "-", (long long)c->count, (long long)c->bytes, m->np,
-                m->nodes, m->ppn);
+        fprintf(f, "%s,%s,%s,%lld,%lld,%d,%d,%d", rc->name, x->algo, rc->vector ? c->dist : "-",
+                (long long)c->count, (long long)c->bytes, m->np, m->nodes, m->ppn);
         csv_time(f, x->s.median);
         csv_time(f, x->s.min);
         csv_time(f, x->s.max);
-        fprintf(f, ",%lld,%d,%s,%s,%d", (long long)x->s.n, x->valid, bench_type_names[o->type],
-                bench_op_names[o->op], o->inplace);
+        fprintf(f, ",%lld,%d,%s,%s,%d", (long long)x->s.n, x->valid, bench_type_names[c->type],
+                rc->reduces ? bench_op_names[c->op] : "-", c->inplace);
         csv_time(f, x->s.ci_lo);
         csv_time(f, x->s.ci_hi);
-        fprintf(f, ",%s,%d,%s\n", x->stop ? x->stop : "", m->oversubscribed, mpi);
+        fprintf(f, ",%s,%d,%s,%lld,%s,%s,%s\n", x->stop ? x->stop : "", m->oversubscribed, mpi,
+                (long long)x->total, o->sync == BS_WINDOW ? "window" : "barrier", root, rc->kind);
     }
     fflush(f);
 }

@@ -21,9 +21,21 @@ int bench_parse_count(const char *s, int64_t *out)
     }
     int shift = 0;
     switch (*p) {
-    case 'k': case 'K': shift = 10; p++; break;
-    case 'm': case 'M': shift = 20; p++; break;
-    case 'g': case 'G': shift = 30; p++; break;
+    case 'k':
+    case 'K':
+        shift = 10;
+        p++;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        p++;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        p++;
+        break;
     default: break;
     }
     if (*p != '\0') return -1;
@@ -77,7 +89,8 @@ int bench_parse_counts(const char *s, int64_t **counts, int *n)
     *n = 0;
     if (bench_split(s, &items, &nitems)) return -1;
     int cap = 0, rc = 0;
-    for (int i = 0; i < nitems && !rc; i++) rc = parse_item(items[i], counts, n, &cap);
+    for (int i = 0; i < nitems && !rc; i++)
+        rc = parse_item(items[i], counts, n, &cap);
     bench_strv_free(items, nitems);
     if (rc) {
         free(*counts);
@@ -93,7 +106,8 @@ int bench_split(const char *s, char ***items, int *n)
     *n = 0;
     if (!s || !*s) return -1;
     int cap = 1;
-    for (const char *p = s; *p; p++) cap += *p == ',';
+    for (const char *p = s; *p; p++)
+        cap += *p == ',';
     char **v = calloc((size_t)cap, sizeof *v);
     if (!v) return -1;
     int k = 0;
@@ -121,7 +135,8 @@ fail:
 void bench_strv_free(char **items, int n)
 {
     if (!items) return;
-    for (int i = 0; i < n; i++) free(items[i]);
+    for (int i = 0; i < n; i++)
+        free(items[i]);
     free(items);
 }
 

@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
 # The main job, run by `make bench` with no arguments: convoy-bench on 4 processes cut into
-# 2 virtual nodes of 2 (CONVOY_PPN=2), Open MPI, every Convoy algorithm against the
-# native collective:
+# 2 virtual nodes of 2 (CONVOY_PPN=2), Open MPI, every Convoy algorithm against the native
+# collective, interleaved in one job:
 #   Allgatherv  the six distributions of papers/002 §3 at base counts c = 256, 16K, 1M ints
 #   Allreduce   1, 255, 10000, 1000000 ints (sum)
-# It prints the table, writes bench-results/convoy-bench.csv (and .txt, and PNG figures via
-# tools/plot when matplotlib is installed) and says where they are.
+#   Barrier     native (and Convoy's as soon as the library has convoy_Barrier)
+#   guidelines  the self-consistent performance guidelines of papers/004 §3 at 1, 1K, 64K
+#               ints, for the MPI library and for Convoy where it implements a collective
+# It prints the table, writes bench-results/convoy-bench.{txt,csv,json} and PNG figures
+# (tools/plot, when matplotlib is installed), and says where they are.
 #
-# The budget is 3 minutes on a 2-core machine, where these 4 processes are oversubscribed.
-# Each cell (collective, distribution, count) stops when every algorithm's median is known
-# within +-5% (95% CI, after at least 20 repetitions), after 1000 repetitions, or after
-# TIME_CAP seconds (default 5), so the worst case is about 22 cells x 5 s plus start-up;
-# most cells converge in well under a second.
+# The budget is 3 minutes on a 2-core machine, where these 4 processes are oversubscribed:
+# each cell stops when every variant's median is known within +-5% (95% CI, after at least
+# 20 repetitions), after 1000 repetitions, or after TIME_CAP seconds (default 5), and
+# --budget BUDGET (default 140 s) shrinks the caps of the remaining cells so that the whole
+# run fits; start-up and the figures take the rest.
 #
-# Extra arguments go to convoy-bench (e.g. `tools/bench.sh --reps 50`); the environment
-# may set BUILD (default build), OUT (default bench-results), NP (default 4), PPN (2),
-# TIME_CAP (5).
+# Extra arguments go to convoy-bench (e.g. `tools/bench.sh --sync window`); the
+# environment may set BUILD (default build), OUT (default bench-results), NP (default 4),
+# PPN (2), TIME_CAP (5), BUDGET (140).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 
@@ -24,6 +27,7 @@ OUT=${OUT:-bench-results}
 NP=${NP:-4}
 PPN=${PPN:-2}
 TIME_CAP=${TIME_CAP:-5}
+BUDGET=${BUDGET:-140}
 BIN=$BUILD/bin/convoy-bench
 MPIEXEC=${MPIEXEC:-mpiexec.openmpi}
 
@@ -37,7 +41,9 @@ if ! command -v "$MPIEXEC" > /dev/null; then
 fi
 mkdir -p "$OUT"
 CSV=$OUT/convoy-bench.csv
+JSON=$OUT/convoy-bench.json
 TXT=$OUT/convoy-bench.txt
+rm -f "$OUT"/*.png
 
 # Open MPI as root in a container, oversubscribed: run-as-root, yield when idle (so
 # ranks sharing a core do not spin against each other), and no AVX reduction component
@@ -47,10 +53,11 @@ export OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_op=^avx
 export CONVOY_PPN=$PPN
 
 cmd=("$MPIEXEC" --oversubscribe --allow-run-as-root -n "$NP" "$BIN"
-     --coll allgatherv,allreduce --algo all --dist all
+     --coll allgatherv,allreduce,barrier --algo all --dist all
      --count allgatherv=256,16K,1M --count allreduce=1,255,10000,1000000
+     --guidelines --guideline-count 1,1K,64K
      --type int --op sum --reps 1000 --min-reps 20 --warmup 3 --time-cap "$TIME_CAP"
-     --csv "$CSV" "$@")
+     --budget "$BUDGET" --csv "$CSV" --json "$JSON" "$@")
 echo "+ CONVOY_PPN=$PPN ${cmd[*]}"
 start=$(date +%s.%N)
 "${cmd[@]}" | tee "$TXT"
@@ -62,6 +69,7 @@ echo
 echo "tools/bench.sh: convoy-bench finished in ${elapsed} s (exit status $status)"
 echo "  table: $TXT"
 [ -s "$CSV" ] && echo "  CSV:   $CSV"
+[ -s "$JSON" ] && echo "  JSON:  $JSON"
 
 # Figures: any python3 that has matplotlib (Debian's python3-matplotlib lives in
 # /usr/bin/python3, which may not be the first python3 on PATH).

@@ -5,10 +5,17 @@
  *                             the header's columns, one row per algorithm per cell, numbers
  *                             that parse and make sense, native present, np/nodes/ppn as
  *                             Convoy's topology says. Also: bad usage gives status 2.
+ *   test_bench_e2e full CSV JSON
+ *                             every collective of the table (native only where Convoy has
+ *                             none), every guideline, both lane benchmarks, --sync window,
+ *                             rotating roots: rank 0 checks that the CSV has each of them
+ *                             with valid results, valid <= total repetitions, the window and
+ *                             root columns; tests/bench/check_json.py checks the JSON after.
  *   test_bench_e2e inject     one algorithm's result is corrupted on one rank
  *                             (--inject-error): the run must fail (status 1) and report the
  *                             mismatch with the algorithm, the rank and the element; with
- *                             --no-check the same run passes.
+ *                             --no-check the same run passes. Likewise a guideline's
+ *                             mock-up, validated against the collective it stands for.
  *
  * The expected algorithms come from Convoy's registry, so a newly registered algorithm is
  * expected in the CSV without editing this test.
@@ -25,12 +32,12 @@
 static int failures;
 static int rank, size;
 
-#define CHECK(cond)                                                                            \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "[%d] %s:%d: check failed: %s\n", rank, __FILE__, __LINE__, #cond); \
-            failures++;                                                                        \
-        }                                                                                      \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "[%d] %s:%d: check failed: %s\n", rank, __FILE__, __LINE__, #cond);    \
+            failures++;                                                                            \
+        }                                                                                          \
     } while (0)
 
 static int run(int argc, const char **argv)
@@ -40,9 +47,9 @@ static int run(int argc, const char **argv)
 }
 
 /* The required columns, in the order the issue fixes them. */
-static const char *const required[] = {"coll",  "algo",      "dist",   "count",  "bytes",
-                                       "np",    "nodes",     "ppn",    "median_us",
-                                       "min_us", "max_us",   "reps",   "valid"};
+static const char *const required[] = {"coll",   "algo",  "dist", "count",     "bytes",
+                                       "np",     "nodes", "ppn",  "median_us", "min_us",
+                                       "max_us", "reps",  "valid"};
 enum { NREQ = sizeof required / sizeof required[0], MAXF = 64 };
 
 /* Splits a CSV line (no quoting: convoy-bench never writes commas inside fields). */
@@ -115,8 +122,7 @@ static void check_csv(const char *path, const convoy__topo *topo)
         CHECK(n == nhead);
         if (n != nhead) continue;
         double v[NREQ];
-        int num[] = {c_count, c_bytes, c_np, c_nodes, c_ppn, c_med, c_min, c_max, c_reps,
-                     c_valid};
+        int num[] = {c_count, c_bytes, c_np, c_nodes, c_ppn, c_med, c_min, c_max, c_reps, c_valid};
         for (size_t k = 0; k < sizeof num / sizeof num[0]; k++) {
             if (!parse_num(fld[num[k]], &v[k]))
                 fprintf(stderr, "field %s = '%s' is not a number\n", head[num[k]], fld[num[k]]);
@@ -162,9 +168,8 @@ static void check_csv(const char *path, const convoy__topo *topo)
                 for (int a = -1; a < convoy__nalgos; a++) {
                     if (a >= 0 && convoy__algos[a].coll != ccoll) continue;
                     char key[160];
-                    snprintf(key, sizeof key, "%s/%s/%ld/%s", colls[ci],
-                             ci == 0 ? dists[di] : "-", counts[k],
-                             a < 0 ? "native" : convoy__algos[a].name);
+                    snprintf(key, sizeof key, "%s/%s/%ld/%s", colls[ci], ci == 0 ? dists[di] : "-",
+                             counts[k], a < 0 ? "native" : convoy__algos[a].name);
                     int found = 0;
                     for (int r = 0; r < nrows; r++)
                         if (!strcmp(rows[r].key, key)) found = rows[r].n;
@@ -178,9 +183,24 @@ static void check_csv(const char *path, const convoy__topo *topo)
 
 static void test_csv(const char *path)
 {
-    const char *argv[] = {"convoy-bench", "--coll", "allgatherv,allreduce", "--algo", "all",
-                          "--dist", "regular,spike", "--count", "1K,4K", "--reps", "30",
-                          "--warmup", "1", "--time-cap", "2", "--csv", path, "--quiet"};
+    const char *argv[] = {"convoy-bench",
+                          "--coll",
+                          "allgatherv,allreduce",
+                          "--algo",
+                          "all",
+                          "--dist",
+                          "regular,spike",
+                          "--count",
+                          "1K,4K",
+                          "--reps",
+                          "30",
+                          "--warmup",
+                          "1",
+                          "--time-cap",
+                          "2",
+                          "--csv",
+                          path,
+                          "--quiet"};
     int rc = run((int)(sizeof argv / sizeof argv[0]), argv);
     CHECK(rc == 0);
     const convoy__topo *topo;
@@ -198,6 +218,146 @@ static void test_csv(const char *path)
     CHECK(run(3, bad4) == 2);
 }
 
+/* Reads the CSV into rows of fields; returns the number of rows (header excluded). */
+enum { MAXROWS = 512 };
+typedef struct csv {
+    char *head[MAXF];
+    int nhead;
+    char *rows[MAXROWS][MAXF];
+    int nrows;
+    char buf[MAXROWS + 1][1024];
+} csv;
+
+static int csv_read(const char *path, csv *t)
+{
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    if (!f) return 0;
+    t->nrows = 0;
+    CHECK(fgets(t->buf[0], sizeof t->buf[0], f) != NULL);
+    t->nhead = split(t->buf[0], t->head);
+    while (t->nrows < MAXROWS && fgets(t->buf[t->nrows + 1], sizeof t->buf[0], f)) {
+        int n = split(t->buf[t->nrows + 1], t->rows[t->nrows]);
+        CHECK(n == t->nhead);
+        if (n == t->nhead) t->nrows++;
+    }
+    fclose(f);
+    return t->nrows;
+}
+
+/* The rows with coll = name and algo = algo (NULL: any). */
+static int csv_count(const csv *t, const char *coll, const char *algo)
+{
+    int cc = column((char **)t->head, t->nhead, "coll");
+    int ca = column((char **)t->head, t->nhead, "algo");
+    int n = 0;
+    for (int r = 0; r < t->nrows; r++)
+        n += !strcmp(t->rows[r][cc], coll) && (!algo || !strcmp(t->rows[r][ca], algo));
+    return n;
+}
+
+static const char *const all_colls[] = {
+    "allgatherv", "allreduce", "barrier",     "bcast",  "scatter",
+    "gather",     "allgather", "alltoall",    "reduce", "reduce_scatter_block",
+    "scan",       "exscan",    "reduce_local"};
+static const char *const rooted[] = {"bcast", "scatter", "gather", "reduce"};
+static const char *const all_guidelines[] = {"bcast<=scatter+allgather",
+                                             "allreduce<=reduce+bcast",
+                                             "allreduce<=reduce_scatter_block+allgather",
+                                             "allgather<=allgatherv",
+                                             "allgather<=alltoall",
+                                             "allgather<=gather+bcast",
+                                             "gather<=allgather",
+                                             "reduce<=allreduce",
+                                             "reduce_scatter_block<=reduce+scatter",
+                                             "scan<=exscan+reduce_local",
+                                             "barrier<=allreduce"};
+
+static void test_full(const char *csv_path, const char *json_path)
+{
+    const char *argv[] = {"convoy-bench",
+                          "--coll",
+                          "all",
+                          "--algo",
+                          "all",
+                          "--dist",
+                          "regular,geometric",
+                          "--count",
+                          "1K",
+                          "--guidelines",
+                          "--guideline-count",
+                          "5,1K",
+                          "--lanes",
+                          "all",
+                          "--lane-count",
+                          "1K",
+                          "--sync",
+                          "window",
+                          "--reps",
+                          "15",
+                          "--min-reps",
+                          "5",
+                          "--warmup",
+                          "1",
+                          "--time-cap",
+                          "0.5",
+                          "--csv",
+                          csv_path,
+                          "--json",
+                          json_path,
+                          "--quiet"};
+    int rc = run((int)(sizeof argv / sizeof argv[0]), argv);
+    CHECK(rc == 0);
+    /* Collective (made on first use): every rank, before rank 0 goes on alone. */
+    const convoy__topo *topo;
+    CHECK(convoy__comm_topo(MPI_COMM_WORLD, &topo) == MPI_SUCCESS);
+    if (rank != 0) return;
+    static csv t;
+    CHECK(csv_read(csv_path, &t) > 0);
+    int c_kind = column(t.head, t.nhead, "kind"), c_sync = column(t.head, t.nhead, "sync"),
+        c_root = column(t.head, t.nhead, "root"), c_reps = column(t.head, t.nhead, "reps"),
+        c_total = column(t.head, t.nhead, "reps_total"), c_valid = column(t.head, t.nhead, "valid"),
+        c_coll = column(t.head, t.nhead, "coll"), c_count = column(t.head, t.nhead, "count");
+    CHECK(c_kind >= 0 && c_sync >= 0 && c_root >= 0 && c_total >= 0);
+    if (c_kind < 0 || c_sync < 0 || c_root < 0 || c_total < 0) return;
+    /* Every collective of the table, native at least; two distributions for Allgatherv. */
+    for (size_t i = 0; i < sizeof all_colls / sizeof *all_colls; i++) {
+        int want = !strcmp(all_colls[i], "allgatherv") ? 2 : 1;
+        int got = csv_count(&t, all_colls[i], "native");
+        if (got != want)
+            fprintf(stderr, "%d native rows of %s, want %d\n", got, all_colls[i], want);
+        CHECK(got == want);
+    }
+    /* Both sides of every guideline at both counts (Barrier's once). Counts of guidelines
+     * that split into p blocks are rounded up to a multiple of p. */
+    for (size_t g = 0; g < sizeof all_guidelines / sizeof *all_guidelines; g++) {
+        int want = !strcmp(all_guidelines[g], "barrier<=allreduce") ? 1 : 2;
+        CHECK(csv_count(&t, all_guidelines[g], "native") == want);
+        CHECK(csv_count(&t, all_guidelines[g], "native-mockup") == want);
+    }
+    /* The lane benchmarks: k = 1 .. ppn. */
+    for (int k = 1; k <= topo->max_ppn; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "k=%d", k);
+        CHECK(csv_count(&t, "lane_pattern", name) == 1);
+        CHECK(csv_count(&t, "lane_alltoall", name) == 1);
+    }
+    for (int r = 0; r < t.nrows; r++) {
+        char **f = t.rows[r];
+        CHECK(!strcmp(f[c_sync], "window"));
+        CHECK(!strcmp(f[c_valid], "1"));
+        long reps = atol(f[c_reps]), total = atol(f[c_total]);
+        CHECK(reps >= 0 && reps <= total && reps <= 15);
+        const char *kind = f[c_kind];
+        CHECK(!strcmp(kind, "coll") || !strcmp(kind, "guideline") || !strcmp(kind, "lane"));
+        int is_rooted = 0;
+        for (size_t i = 0; i < sizeof rooted / sizeof *rooted; i++)
+            is_rooted |= !strcmp(f[c_coll], rooted[i]);
+        if (!strcmp(kind, "coll")) CHECK(!strcmp(f[c_root], is_rooted ? "rotate" : "-"));
+        if (!strcmp(f[c_coll], "bcast<=scatter+allgather")) CHECK(atol(f[c_count]) % size == 0);
+    }
+}
+
 /* The first registered algorithm of a collective. */
 static const char *first_algo(const char *coll)
 {
@@ -205,6 +365,35 @@ static const char *first_algo(const char *coll)
     for (int a = 0; a < convoy__nalgos; a++)
         if (convoy__algos[a].coll == c) return convoy__algos[a].name;
     return NULL;
+}
+
+/* A guideline's mock-up that computes a wrong result is caught like an algorithm. */
+static void test_inject_guideline(void)
+{
+    char inject[64];
+    snprintf(inject, sizeof inject, "native-mockup:%d", size - 1);
+    const char *argv[] = {"convoy-bench",
+                          "--coll",
+                          "none",
+                          "--guideline",
+                          "allreduce<=reduce+bcast",
+                          "--guideline-count",
+                          "64",
+                          "--reps",
+                          "3",
+                          "--warmup",
+                          "0",
+                          "--inject-error",
+                          inject,
+                          "--quiet"};
+    CHECK(run((int)(sizeof argv / sizeof argv[0]), argv) == 1);
+    if (rank == 0) {
+        const char *msg = convoy_bench_first_mismatch();
+        fprintf(stderr, "(expected) %s\n", msg);
+        CHECK(strstr(msg, "MISMATCH allreduce<=reduce+bcast") != NULL);
+        CHECK(strstr(msg, "'native-mockup'") != NULL);
+        CHECK(strstr(msg, "element 32 ") != NULL);
+    }
 }
 
 static void test_inject(const char *coll, int elems_total)
@@ -215,9 +404,10 @@ static void test_inject(const char *coll, int elems_total)
     int victim = size - 1;
     char inject[128];
     snprintf(inject, sizeof inject, "%s:%d", algo, victim);
-    const char *argv[] = {"convoy-bench", "--coll", coll, "--algo", "native,all", "--dist",
-                          "regular", "--count", "1K", "--reps", "3", "--warmup", "0",
-                          "--inject-error", inject, "--quiet"};
+    const char *argv[] = {
+        "convoy-bench", "--coll", coll,     "--algo", "native,all", "--dist", "regular",
+        "--count",      "1K",     "--reps", "3",      "--warmup",   "0",      "--inject-error",
+        inject,         "--quiet"};
     int argc = (int)(sizeof argv / sizeof argv[0]);
     CHECK(run(argc, argv) == 1);
     if (rank == 0) {
@@ -235,9 +425,10 @@ static void test_inject(const char *coll, int elems_total)
         CHECK(strstr(msg, "1 of") != NULL);
     }
     /* The same corruption unchecked goes unnoticed: --no-check really skips validation. */
-    const char *argv2[] = {"convoy-bench", "--coll", coll, "--algo", "all", "--dist",
-                           "regular", "--count", "1K", "--reps", "3", "--warmup", "0",
-                           "--inject-error", inject, "--no-check", "--quiet"};
+    const char *argv2[] = {
+        "convoy-bench", "--coll",     coll,     "--algo", "all",      "--dist", "regular",
+        "--count",      "1K",         "--reps", "3",      "--warmup", "0",      "--inject-error",
+        inject,         "--no-check", "--quiet"};
     CHECK(run((int)(sizeof argv2 / sizeof argv2[0]), argv2) == 0);
     if (rank == 0) CHECK(convoy_bench_first_mismatch()[0] == '\0');
 }
@@ -249,17 +440,20 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc >= 3 && !strcmp(argv[1], "csv")) {
         test_csv(argv[2]);
+    } else if (argc >= 4 && !strcmp(argv[1], "full")) {
+        test_full(argv[2], argv[3]);
     } else if (argc >= 2 && !strcmp(argv[1], "inject")) {
         test_inject("allgatherv", 1024 * size);
         test_inject("allreduce", 1024);
+        test_inject_guideline();
     } else {
-        if (rank == 0) fprintf(stderr, "usage: test_bench_e2e csv FILE | inject\n");
+        if (rank == 0) fprintf(stderr, "usage: test_bench_e2e csv FILE | full CSV JSON | inject\n");
         failures++;
     }
     int all;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0) printf("test_bench_e2e %s: %s\n", argc >= 2 ? argv[1] : "?",
-                          all ? "FAILED" : "passed");
+    if (rank == 0)
+        printf("test_bench_e2e %s: %s\n", argc >= 2 ? argv[1] : "?", all ? "FAILED" : "passed");
     MPI_Finalize();
     return all ? 1 : 0;
 }

@@ -1,6 +1,8 @@
 /*
- * Unit tests of convoy-bench's statistics and argument parsing (no MPI). Expected values
- * are derived by hand in the comments, never computed by the code under test.
+ * Unit tests of convoy-bench's pure parts (no MPI): statistics, argument parsing, the
+ * clock-offset estimate of --sync window, and the six distributions of papers/002 §3 as
+ * the benchmark uses them (their totals m and shapes). Expected values are derived by hand
+ * in the comments, never computed by the code under test.
  */
 #include <math.h>
 #include <stdint.h>
@@ -8,17 +10,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check/dist.h"
+#include "clock.h"
 #include "parse.h"
 #include "stats.h"
 
 static int failures;
 
-#define CHECK(cond)                                                                            \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);           \
-            failures++;                                                                        \
-        }                                                                                      \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
+            failures++;                                                                            \
+        }                                                                                          \
     } while (0)
 
 #define CHECK_NEAR(a, b) CHECK(fabs((a) - (b)) <= 1e-12 * (1.0 + fabs(b)))
@@ -105,7 +109,8 @@ static void test_summary(void)
 
     /* The minimum sample count of the stop rule. */
     double u[20];
-    for (int i = 0; i < 20; i++) u[i] = 42.0;
+    for (int i = 0; i < 20; i++)
+        u[i] = 42.0;
     CHECK(!bench_converged(u, 9, 10, 0.05));
     CHECK(bench_converged(u, 10, 10, 0.05));
 
@@ -115,7 +120,8 @@ static void test_summary(void)
 
     /* The growable array. */
     bench_samples smp = {0};
-    for (int i = 0; i < 1000; i++) CHECK(bench_samples_add(&smp, i) == 0);
+    for (int i = 0; i < 1000; i++)
+        CHECK(bench_samples_add(&smp, i) == 0);
     CHECK(smp.n == 1000 && smp.v[999] == 999.0);
     bench_samples_free(&smp);
     CHECK(smp.n == 0 && smp.v == NULL);
@@ -127,7 +133,8 @@ static int counts_are(const char *s, const int64_t *want, int nwant)
     int n;
     if (bench_parse_counts(s, &c, &n)) return 0;
     int ok = n == nwant;
-    for (int i = 0; ok && i < n; i++) ok = c[i] == want[i];
+    for (int i = 0; ok && i < n; i++)
+        ok = c[i] == want[i];
     free(c);
     return ok;
 }
@@ -157,8 +164,9 @@ static void test_counts(void)
     CHECK(counts_are("1K:64K", (const int64_t[]){1024, 4096, 16384, 65536}, 4));
     CHECK(counts_are("1K:32K", (const int64_t[]){1024, 4096, 16384}, 3));
     CHECK(counts_are("1:8:2", (const int64_t[]){1, 2, 4, 8}, 4));
-    CHECK(counts_are("1K:64M", (const int64_t[]){1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18,
-                                                 1 << 20, 1 << 22, 1 << 24, 1 << 26},
+    CHECK(counts_are("1K:64M",
+                     (const int64_t[]){1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20,
+                                       1 << 22, 1 << 24, 1 << 26},
                      9));
     CHECK(counts_are("5:5", (const int64_t[]){5}, 1));
     CHECK(counts_are("0,1:4", (const int64_t[]){0, 1, 4}, 3));
@@ -167,8 +175,8 @@ static void test_counts(void)
 
     int64_t *c;
     int n;
-    const char *bad[] = {"", ",", "1K,", ",1K", "1K:", ":1K", "0:8", "8:1", "1:8:1", "1:8:x",
-                         "1K;2K", "1K:2K:2:2"};
+    const char *bad[] = {"",    ",",   "1K,",   ",1K",   "1K:",   ":1K",
+                         "0:8", "8:1", "1:8:1", "1:8:x", "1K;2K", "1K:2K:2:2"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = bench_parse_counts(bad[i], &c, &n);
         if (rc == 0) fprintf(stderr, "accepted bad count list '%s'\n", bad[i]);
@@ -202,6 +210,102 @@ static void test_split(void)
     CHECK(bench_split("", &v, &n) != 0);
 }
 
+/* papers/002 §3: with base count c over p processes,
+ *   regular    m_i = c                       m = pc
+ *   broadcast  m_0 = c, others 0             m = c
+ *   spike      m_0 = c/2, m_i = c/(2(p-1))   m = c
+ *   halffull   m_{2k} = 2c, m_{2k+1} = 0     m = pc (p even)
+ *   decreasing m_i = 2c(p-1-i)/(p-1)         m = pc
+ *   geometric  m_{i-1+j} = cp/(i log p), i = 1, 2, 4, ..., j < i
+ * (integer division as in the paper, so totals are exact when c divides evenly). */
+static int64_t dist_sum(const char *name, int p, int64_t c, int64_t *m)
+{
+    CHECK(convoy__dist_counts(name, p, c, 1, m) == 0);
+    int64_t s = 0;
+    for (int i = 0; i < p; i++)
+        s += m[i];
+    return s;
+}
+
+static void test_distributions(void)
+{
+    int64_t m[64];
+    const int ps[] = {2, 3, 4, 5, 8, 16, 33, 64};
+    for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++) {
+        int p = ps[k];
+        /* c a multiple of 2(p-1) and of p-1: every quotient below is exact. */
+        int64_t c = 2 * (int64_t)(p - 1) * 6;
+        CHECK(dist_sum("regular", p, c, m) == p * c);
+        for (int i = 0; i < p; i++)
+            CHECK(m[i] == c);
+        CHECK(dist_sum("broadcast", p, c, m) == c);
+        CHECK(m[0] == c);
+        for (int i = 1; i < p; i++)
+            CHECK(m[i] == 0);
+        CHECK(dist_sum("spike", p, c, m) == c);
+        CHECK(m[0] == c / 2);
+        for (int i = 1; i < p; i++)
+            CHECK(m[i] == c / (2 * (p - 1)));
+        /* halffull: 2c on even ranks, so m = pc for even p and (p+1)c for odd p. */
+        CHECK(dist_sum("halffull", p, c, m) == (p % 2 ? p + 1 : p) * c);
+        for (int i = 0; i < p; i++)
+            CHECK(m[i] == (i % 2 ? 0 : 2 * c));
+        CHECK(dist_sum("decreasing", p, c, m) == p * c);
+        CHECK(m[0] == 2 * c && m[p - 1] == 0);
+        for (int i = 1; i < p; i++)
+            CHECK(m[i] < m[i - 1]);
+        /* Not exact for other c: never more than pc, less by under p. */
+        int64_t s = dist_sum("decreasing", p, 1000, m);
+        CHECK(s <= p * 1000 && s > p * 1000 - p);
+        /* geometric: non-increasing, constant within each group i-1 .. 2i-2. */
+        dist_sum("geometric", p, c, m);
+        for (int i = 1; i < p; i++)
+            CHECK(m[i] <= m[i - 1]);
+        for (int i = 1; 2 * i - 2 < p; i *= 2)
+            for (int j = i - 1; j <= 2 * i - 2 && j < p; j++)
+                CHECK(m[j] == m[i - 1]);
+    }
+    /* geometric for p = 2^k: groups i = 1 .. p/2 are full, each holding cp/log p in all,
+     * and the last (i = p) holds only rank p-1 with c/log p: m = pc + c/log p.
+     * p = 8, c = 24: 64 | 32 32 | 16 16 16 16 | 8, m = 200 = 8*24 + 24/3. */
+    CHECK(dist_sum("geometric", 8, 24, m) == 200);
+    CHECK(m[0] == 64 && m[1] == 32 && m[2] == 32 && m[3] == 16 && m[6] == 16 && m[7] == 8);
+    CHECK(dist_sum("geometric", 16, 48, m) == 16 * 48 + 48 / 4);
+    /* p = 1: every distribution gives the single process the base count. */
+    const char *six[] = {"regular", "broadcast", "spike", "halffull", "decreasing", "geometric"};
+    for (int d = 0; d < 6; d++)
+        CHECK(dist_sum(six[d], 1, 77, m) == 77);
+    /* c = 0: all empty. */
+    for (int d = 0; d < 6; d++)
+        CHECK(dist_sum(six[d], 8, 0, m) == 0);
+    /* Unknown names and bad arguments are refused. */
+    CHECK(convoy__dist_counts("uniform", 4, 8, 1, m) != 0);
+    CHECK(convoy__dist_counts("regular", 0, 8, 1, m) != 0);
+    CHECK(convoy__dist_counts("regular", 4, -1, 1, m) != 0);
+}
+
+static void test_clock_offset(void)
+{
+    /* The reference's clock runs 5 s ahead. Ping k leaves at 10k, travels d_out, the
+     * reference stamps, the reply travels d_back. The estimate from a ping is
+     * remote - (sent + recvd)/2 = 5 + (d_out - d_back)/2; the shortest round trip wins. */
+    double d_out[] = {3e-3, 1e-6, 2e-5, 4e-4};
+    double d_back[] = {1e-3, 3e-6, 2e-5, 1e-4};
+    double sent[4], remote[4], recvd[4], off = 0, rtt = 0;
+    for (int k = 0; k < 4; k++) {
+        sent[k] = 10.0 * k;
+        remote[k] = sent[k] + d_out[k] + 5.0;
+        recvd[k] = sent[k] + d_out[k] + d_back[k];
+    }
+    /* Ping 1 has the shortest round trip, 4 us: offset 5 + (1 - 3)/2 us = 5 - 1 us. */
+    CHECK(bench_clock_offset(sent, remote, recvd, 4, &off, &rtt) == 1);
+    CHECK(fabs(rtt - 4e-6) < 1e-9);
+    CHECK(fabs(off - (5.0 - 1e-6)) < 1e-9);
+    /* The error is at most half the round trip. */
+    CHECK(fabs(off - 5.0) <= rtt / 2);
+    CHECK(bench_clock_offset(sent, remote, recvd, 0, &off, &rtt) == -1);
+}
+
 int main(void)
 {
     test_median();
@@ -209,6 +313,8 @@ int main(void)
     test_summary();
     test_counts();
     test_split();
+    test_distributions();
+    test_clock_offset();
     if (failures) {
         fprintf(stderr, "test_bench_units: %d checks failed\n", failures);
         return 1;

@@ -1,0 +1,73 @@
+/*
+ * The two "libraries" the benchmark compares: the MPI library's own collectives, called
+ * through PMPI_* (an LD_PRELOADed Convoy, or Convoy's MPI_* wrappers linked in, cannot
+ * intercept them), and Convoy's.
+ *
+ * Convoy gaining a collective is one line in bench_convoy below. bench/CMakeLists.txt
+ * defines BENCH_HAVE_CONVOY_<NAME> when include/convoy.h declares convoy_<Name>, so the
+ * lines for the collectives being added on other branches (Barrier, Allgather,
+ * Reduce_scatter_block) are already here and switch on when they land.
+ */
+#include "bench.h"
+
+#include "convoy.h"
+
+#define FN(f) ((bench_fn)(f))
+
+const bench_lib bench_native = {
+    "native",
+    {
+        [BC_ALLGATHERV] = FN(PMPI_Allgatherv),
+        [BC_ALLREDUCE] = FN(PMPI_Allreduce),
+        [BC_BARRIER] = FN(PMPI_Barrier),
+        [BC_BCAST] = FN(PMPI_Bcast),
+        [BC_SCATTER] = FN(PMPI_Scatter),
+        [BC_GATHER] = FN(PMPI_Gather),
+        [BC_ALLGATHER] = FN(PMPI_Allgather),
+        [BC_ALLTOALL] = FN(PMPI_Alltoall),
+        [BC_REDUCE] = FN(PMPI_Reduce),
+        [BC_REDUCE_SCATTER_BLOCK] = FN(PMPI_Reduce_scatter_block),
+        [BC_SCAN] = FN(PMPI_Scan),
+        [BC_EXSCAN] = FN(PMPI_Exscan),
+        [BC_REDUCE_LOCAL] = FN(PMPI_Reduce_local),
+    },
+};
+
+const bench_lib bench_convoy = {
+    "convoy",
+    {
+        [BC_ALLGATHERV] = FN(convoy_Allgatherv),
+        [BC_ALLREDUCE] = FN(convoy_Allreduce),
+#ifdef BENCH_HAVE_CONVOY_BARRIER
+        [BC_BARRIER] = FN(convoy_Barrier),
+#endif
+#ifdef BENCH_HAVE_CONVOY_ALLGATHER
+        [BC_ALLGATHER] = FN(convoy_Allgather),
+#endif
+#ifdef BENCH_HAVE_CONVOY_REDUCE_SCATTER_BLOCK
+        [BC_REDUCE_SCATTER_BLOCK] = FN(convoy_Reduce_scatter_block),
+#endif
+#ifdef BENCH_HAVE_CONVOY_BCAST
+        [BC_BCAST] = FN(convoy_Bcast),
+#endif
+#ifdef BENCH_HAVE_CONVOY_REDUCE
+        [BC_REDUCE] = FN(convoy_Reduce),
+#endif
+#ifdef BENCH_HAVE_CONVOY_SCAN
+        [BC_SCAN] = FN(convoy_Scan),
+#endif
+#ifdef BENCH_HAVE_CONVOY_EXSCAN
+        [BC_EXSCAN] = FN(convoy_Exscan),
+#endif
+    },
+};
+
+bench_fn bench_lib_fn(const bench_lib *L, int id)
+{
+    return L->fn[id] ? L->fn[id] : bench_native.fn[id];
+}
+
+int bench_lib_has(const bench_lib *L, int id)
+{
+    return L->fn[id] != NULL;
+}
