@@ -146,6 +146,22 @@ static int coll_call(bench_job *j, int v)
     return cj->coll->run(j->cell, (native ? &bench_native : &bench_convoy)->fn[cj->coll->id]);
 }
 
+/* What Convoy's default chooses for the cell: one untimed call without forcing, then the
+ * library's record of its choice (NULL where Convoy lacks the collective). */
+static const char *default_pick(bench_job *j, coll_job *cj)
+{
+    if (!bench_lib_has(&bench_convoy, cj->coll->id)) return NULL;
+    char *saved = getenv(cj->env) ? strdup(getenv(cj->env)) : NULL;
+    unsetenv(cj->env);
+    cj->coll->prepare(j->cell);
+    const char *pick = NULL;
+    if (cj->coll->run(j->cell, bench_convoy.fn[cj->coll->id]) == MPI_SUCCESS)
+        pick = convoy__comm_last_algo(j->cell->comm);
+    if (saved) setenv(cj->env, saved, 1);
+    free(saved);
+    return pick;
+}
+
 /* One cell, start to finish. Errors are counted in x->failures. */
 static void run_cell(bench_ctx *x, const bench_coll *coll, const char *dist, int64_t count,
                      char **algos, int nalgos)
@@ -197,8 +213,12 @@ static void run_cell(bench_ctx *x, const bench_coll *coll, const char *dist, int
     bench_result *res = calloc((size_t)nalgos, sizeof *res);
     if (!res) bench_out_of_memory(x);
     bench_run_job(&j, res, t_cell);
-    bench_row_ctx rc = {"coll", coll->name, (coll->flags & BENCH_VECTOR) != 0,
-                        (coll->flags & BENCH_REDUCES) != 0, (coll->flags & BENCH_ROOTED) != 0};
+    bench_row_ctx rc = {"coll",
+                        coll->name,
+                        (coll->flags & BENCH_VECTOR) != 0,
+                        (coll->flags & BENCH_REDUCES) != 0,
+                        (coll->flags & BENCH_ROOTED) != 0,
+                        default_pick(&j, &cj)};
     bench_emit(x, &rc, &c, res, nalgos);
     x->cells_done++;
     free(res);

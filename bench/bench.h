@@ -254,6 +254,7 @@ typedef struct bench_row_ctx {
     const char *kind; /* "coll", "guideline", "lane" */
     const char *name; /* collective, guideline or lane benchmark */
     int vector, reduces, rooted;
+    const char *pick; /* the algorithm Convoy's default chose for the cell, or NULL */
 } bench_row_ctx;
 
 /* --- the run's state, and the runner -------------------------------------------------------- */

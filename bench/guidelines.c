@@ -499,8 +499,8 @@ static void run_guideline_cell(bench_ctx *x, const guideline *g, int64_t count)
                    .ctx = g};
     bench_result res[4];
     bench_run_job(&j, res, t_cell);
-    bench_row_ctx rc = {"guideline", g->name, 0, (g->flags & GL_REDUCES) != 0,
-                        (g->flags & GL_ROOTED) != 0};
+    bench_row_ctx rc = {
+        "guideline", g->name, 0, (g->flags & GL_REDUCES) != 0, (g->flags & GL_ROOTED) != 0, NULL};
     bench_emit(x, &rc, &c, res, j.nvar);
     if (x->rank == 0) {
         add_verdict(x, g, &c, &res[0], &res[1], "native");

@@ -123,7 +123,7 @@ static void lane_cell(bench_ctx *x, lane_ctx *l, char **names, int nk, int64_t c
     bench_result *res = calloc((size_t)nk, sizeof *res);
     if (!res) bench_out_of_memory(x);
     bench_run_job(&j, res, t_cell);
-    bench_row_ctx rc = {"lane", what, 0, 0, 0};
+    bench_row_ctx rc = {"lane", what, 0, 0, 0, NULL};
     bench_emit(x, &rc, &c, res, nk);
     free(res);
     bench_cell_free(&c);

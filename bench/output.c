@@ -54,7 +54,7 @@ void bench_print_table_head(FILE *f, const char *title, char **algos, int nalgos
     fprintf(f, "# %-11s %10s %12s", "dist", "count", "bytes");
     for (int i = 0; i < nalgos; i++)
         fprintf(f, "%*s", col_width(algos[i]), algos[i]);
-    fprintf(f, "%12s\n", "reps");
+    fprintf(f, "%12s  %s\n", "reps", "default choice");
     fflush(f);
 }
 
@@ -94,7 +94,18 @@ void bench_print_table_row(FILE *f, const bench_row_ctx *rc, const bench_cell *c
     }
     char reps[48] = "-";
     if (vmin >= 0) snprintf(reps, sizeof reps, "%lld/%lld", (long long)vmin, (long long)tmin);
-    fprintf(f, "%12s\n", reps);
+    /* The default's choice, and whether it was the fastest measured variant. */
+    const char *fastest = NULL;
+    double tf = 0;
+    for (int i = 0; i < nr; i++)
+        if (r[i].applicable && r[i].valid && r[i].s.n > 0 && (!fastest || r[i].s.median < tf))
+            fastest = r[i].algo, tf = r[i].s.median;
+    if (rc->pick && fastest)
+        fprintf(f, "%12s  %s%s%s\n", reps, rc->pick,
+                strcmp(rc->pick, fastest) == 0 ? " (fastest)" : ", fastest: ",
+                strcmp(rc->pick, fastest) == 0 ? "" : fastest);
+    else
+        fprintf(f, "%12s\n", reps);
     fflush(f);
 }
 

@@ -439,3 +439,17 @@ void convoy__sched_release(convoy__cstate *cs, convoy__centry *e)
         free(e);
     }
 }
+
+const char *convoy__comm_last_algo(MPI_Comm comm)
+{
+    void *attr;
+    int found = 0;
+    if (comm_keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL ||
+        PMPI_Comm_get_attr(comm, comm_keyval, &attr, &found) || !found)
+        return NULL;
+    convoy__cstate *cs = attr;
+    pthread_mutex_lock(&cs->lock);
+    const char *name = cs->last_algo;
+    pthread_mutex_unlock(&cs->lock);
+    return name;
+}

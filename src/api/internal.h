@@ -56,6 +56,7 @@ typedef struct convoy__cstate {
     int tag_ub;
     convoy__machine machine; /* agreed by all ranks at setup (machine.c) */
     const char *machine_how; /* "built-in", "measured", "measured earlier" */
+    const char *last_algo;   /* the last call's choice (a registry name, or "native") */
     /* Setup: blocking at once, or nonblocking (idup, then allgather of node keys). */
     int ready;         /* topology and private communicator usable */
     int segment_tried; /* node communicator and segment made (blocking calls only) */

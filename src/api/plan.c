@@ -48,6 +48,9 @@ int convoy__plan(convoy_request r, convoy__args *a)
             strcmp(forced, "native") == 0 ? NULL : convoy__select(a, &m, NULL, r->cfg.reproducible);
     }
     r->algo = al;
+    pthread_mutex_lock(&r->cs->lock);
+    r->cs->last_algo = al ? al->name : "native";
+    pthread_mutex_unlock(&r->cs->lock);
     if (r->cfg.verbose && a->topo->rank == 0) {
         fprintf(stderr,
                 "convoy: MPI_%s on %d processes, %d nodes (alpha %.2f us, beta %.3f ns/B, "
