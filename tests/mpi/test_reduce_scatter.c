@@ -479,7 +479,7 @@ static int algo_list(int noncommutative, const char **names, int max)
     return n;
 }
 
-static int g_verbose, g_large;
+static int g_verbose, g_large, g_mpich;
 static double g_t0;
 
 static void say(const tcomm *c, const char *what)
@@ -590,8 +590,14 @@ static void case_rs(const tcomm *c, const ttype *t, const opdesc *o, int kind, i
     fill(t, o->vc, sb, total, seed, me);
     memcpy(sb0, sb, vbytes);
 
-    /* The native collective against the reference (else the test itself is wrong). */
-    {
+    /* The native collective against the reference (else the test itself is wrong). MPICH
+     * 4.0's in-place Reduce_scatter moves a rank's block to the buffer's start with a memcpy
+     * that asserts when the two overlap (0 < offset < count), ending the run: not called
+     * there (Convoy's result is still checked against the reference). */
+    int overlap = 0;
+    for (int r = 0, off = 0; r < p; off += cnt[r], r++)
+        overlap |= inplace && off > 0 && off < cnt[r];
+    if (!(overlap && g_mpich)) {
         char w2[600];
         snprintf(w2, sizeof w2, "%s algo=native(PMPI)", what);
         guard_fill(rb, (int64_t)rbytes);
@@ -798,6 +804,12 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--large") == 0) g_large = 1;
     if (getenv("CONVOY_TEST_LARGE") && atoi(getenv("CONVOY_TEST_LARGE"))) g_large = 1;
     g_verbose = getenv("CONVOY_TEST_VERBOSE") && atoi(getenv("CONVOY_TEST_VERBOSE"));
+    {
+        char v[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len;
+        MPI_Get_library_version(v, &len);
+        g_mpich = strstr(v, "MPICH") != NULL;
+    }
     force_algo(NULL);
     make_types();
     make_pairs();
