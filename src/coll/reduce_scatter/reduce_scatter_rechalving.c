@@ -23,8 +23,10 @@
  * Cost: log2(p') alpha + (p'-1)/p' n (beta + gamma) (n = the vector in bytes, halves as
  * even as the counts allow), plus alpha + n (beta + gamma) for the fold and alpha + beta m
  * (m = the largest block) for the return when p is not a power of two; local copies of n
- * and m bytes. Rounds: log2 p', + 2 with the fold (fewer when counts are zero). For short
- * to long vectors with many processes; the ring (reduce_scatter_ring.c) has p-1 rounds.
+ * and m bytes, modelled at beta per byte (a memory copy, as a shared-memory message is), which
+ * leaves long vectors at small p to the ring. Rounds: log2 p', + 2 with the fold (fewer when counts
+ * are zero). For short to long vectors with many processes; the ring (reduce_scatter_ring.c) has
+ * p-1 rounds.
  *
  * Restrictions: none; any counts (empty halves are skipped on both sides, which know the
  * counts), any p.
@@ -191,7 +193,11 @@ double convoy__reduce_scatter_rechalving_cost(const convoy__args *a, const convo
     int64_t *poff = permuted_offsets(a, pp, levels, rem);
     if (!poff) return 1e30;
     /* Each level costs what its largest half costs (the slowest pair sets the pace). */
-    double t = 0;
+    /* The permutation copy of the vector and the final copy of the block. */
+    int64_t maxb = 0;
+    for (int i = 0; i < p; i++)
+        if (a->rcounts[i] > maxb) maxb = a->rcounts[i];
+    double t = m->beta * (double)(a->count + maxb) * es;
     for (int j = 0; j < levels; j++) {
         const int w = pp >> (j + 1); /* positions per half */
         int64_t big = 0;
@@ -201,11 +207,11 @@ double convoy__reduce_scatter_rechalving_cost(const convoy__args *a, const convo
     }
     free(poff);
     if (rem > 0) {
-        int64_t maxb = 0;
+        int64_t back = 0; /* the largest block returned to an even rank of the fold */
         for (int i = 0; i < 2 * rem; i += 2)
-            if (a->rcounts[i] > maxb) maxb = a->rcounts[i];
+            if (a->rcounts[i] > back) back = a->rcounts[i];
         t += 2 * m->alpha + (m->beta + m->gamma) * (double)a->count * es +
-             m->beta * (double)maxb * es;
+             m->beta * (double)back * es;
     }
     return t;
 }
