@@ -63,6 +63,27 @@ int convoy_Barrier(MPI_Comm comm);
 int convoy_Ibarrier(MPI_Comm comm, convoy_request *request);
 int convoy_Barrier_init(MPI_Comm comm, MPI_Info info, convoy_request *request);
 
+/* Reduce_scatter_block: every rank gets recvcount elements (block i of the reduced vector
+ * of size * recvcount elements goes to rank i); Reduce_scatter: rank i gets recvcounts[i].
+ * With MPI_IN_PLACE the input vector is read from recvbuf, which receives the block at its
+ * start. */
+int convoy_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int convoy_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                 convoy_request *request);
+int convoy_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                     convoy_request *request);
+int convoy_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int convoy_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                           convoy_request *request);
+int convoy_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                               convoy_request *request);
+
 /* Starts an inactive persistent request. */
 int convoy_start(convoy_request *request);
 /* *flag = 1 if the operation completed; a nonblocking request is then freed and set to

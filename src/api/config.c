@@ -50,8 +50,10 @@ void convoy__config_read(convoy__config *c)
                 const char *coll = convoy__coll_name(k);
                 size_t m = strlen(coll);
                 int same = m == n - 5;
+                /* Upper case letters; '_' (reduce_scatter) stays as it is. */
                 for (size_t i = 0; same && i < m; i++)
-                    same = name[i] == coll[i] - 'a' + 'A';
+                    same = name[i] ==
+                           (coll[i] >= 'a' && coll[i] <= 'z' ? coll[i] - 'a' + 'A' : coll[i]);
                 if (same) c->algo[k] = *v && strcmp(v, "auto") != 0 ? v : NULL;
             }
         }

@@ -362,9 +362,21 @@ typedef struct casedata {
     int64_t cb;                /* cell bytes */
     int64_t *rcounts, *displs; /* allgatherv */
     int64_t rcells;            /* allgatherv: receive buffer cells */
-    int64_t n;                 /* allreduce elements */
+    int64_t n;                 /* allreduce elements; reduce_scatter: the whole vector */
     ar_ctx ar;
 } casedata;
+
+/* Reduce_scatter: rcounts are the blocks, displs their offsets in the vector (prefix sums),
+ * n the vector; the receive buffer holds the vector in place, else the own block. */
+static int is_rs(const casedata *d)
+{
+    return d->coll == CONVOY_COLL_REDUCE_SCATTER;
+}
+
+static int64_t rs_rcells(const casedata *d, int rank)
+{
+    return d->inplace ? d->n : d->rcounts[rank];
+}
 
 static int fill_buffers(const casedata *d, int op, int rank, unsigned char *sb, unsigned char *rb)
 {
@@ -379,7 +391,7 @@ static int fill_buffers(const casedata *d, int op, int rank, unsigned char *sb, 
         }
         return 0;
     }
-    memset(rb, CHK_POISON, (size_t)(d->n * d->cb));
+    memset(rb, CHK_POISON, (size_t)((is_rs(d) ? rs_rcells(d, rank) : d->n) * d->cb));
     uint64_t *cell = d->ar.a;
     for (int64_t e = 0; e < d->n; e++) {
         memset(cell, 0, (size_t)d->cb);
@@ -439,8 +451,13 @@ static int verify(const casedata *d, int op, int rank, const unsigned char *rb, 
     }
     uint64_t *cell = d->ar.b;
     const int W = d->ar.W;
-    for (int64_t e = 0; e < d->n; e++) {
-        memcpy(cell, rb + e * d->cb, (size_t)d->cb);
+    /* Reduce_scatter: the rank's block of the vector at the buffer's start (in place, the
+     * rest of the buffer is undefined, as in MPI). */
+    const int64_t first = is_rs(d) ? d->displs[rank] : 0,
+                  len_e = is_rs(d) ? d->rcounts[rank] : d->n;
+    for (int64_t x = 0; x < len_e; x++) {
+        const int64_t e = first + x;
+        memcpy(cell, rb + x * d->cb, (size_t)d->cb);
         if (cell[0] != ar_elem(op, e)) {
             if (!ar_valid(cell[0]))
                 snprintf(why, len, "rank %d: element %lld of the result was never written", rank,
@@ -559,7 +576,7 @@ static int run_mode(const convoy__check_case *c, const casedata *d, const convoy
     w.epoch0 = (c->seed * 5) & 0xffff;
     w.tslot_bytes[CONVOY_T_SEND] = w.tslot_bytes[CONVOY_T_RECV] = d->cb;
     w.tslot_bytes[CONVOY_T_BYTE] = 1;
-    w.reduce = d->coll == CONVOY_COLL_ALLREDUCE ? ar_reduce : NULL;
+    w.reduce = d->coll == CONVOY_COLL_ALLREDUCE || is_rs(d) ? ar_reduce : NULL;
     w.sync = d->coll == CONVOY_COLL_BARRIER; /* no data to check: check causality */
     w.ctx = (void *)&d->ar;
     w.r = calloc((size_t)P, sizeof *w.r);
@@ -576,6 +593,7 @@ static int run_mode(const convoy__check_case *c, const casedata *d, const convoy
             size_t k = (size_t)op * P + i;
             int64_t scells = d->coll == CONVOY_COLL_ALLGATHERV ? d->rcounts[i] : d->n;
             int64_t rcells = d->coll == CONVOY_COLL_ALLGATHERV ? d->rcells : d->n;
+            if (is_rs(d)) rcells = rs_rcells(d, i);
             w.sbytes[k] = scells * d->cb;
             w.rbytes[k] = rcells * d->cb;
             /* One byte more than needed: malloc(0) may give NULL, and NULL means "no
@@ -596,7 +614,7 @@ static int run_mode(const convoy__check_case *c, const casedata *d, const convoy
     for (int op = 0; op < ops && !w.failed; op++) {
         /* Every rank must end with the same image of its receive buffer: compare whole
          * buffers, and look for the first wrong element only in one that differs. */
-        const int64_t rb = w.rbytes[(size_t)op * P];
+        const int64_t rb = is_rs(d) ? d->n * d->cb : w.rbytes[(size_t)op * P];
         unsigned char *expect = malloc((size_t)rb + 1);
         if (!expect) {
             rc = CONVOY_ERR_NO_MEM;
@@ -606,7 +624,11 @@ static int run_mode(const convoy__check_case *c, const casedata *d, const convoy
         for (int i = 0; i < P && !w.failed; i++) {
             char why[1024];
             const unsigned char *got = w.rbuf[(size_t)op * P + i];
-            if (memcmp(got, expect, (size_t)rb) == 0) continue;
+            /* Reduce_scatter: rank i's block of the reduced vector, at the buffer's start. */
+            if (is_rs(d) ? memcmp(got, expect + d->displs[i] * d->cb,
+                                  (size_t)(d->rcounts[i] * d->cb)) == 0
+                         : memcmp(got, expect, (size_t)rb) == 0)
+                continue;
             if (!verify(d, op, i, got, why, sizeof why))
                 snprintf(why, sizeof why,
                          "rank %d: the receive buffer differs from the expected "
@@ -670,7 +692,7 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
     const int P = c->procs;
     if (P < 1 || !c->algo || !c->algo->build || c->ppn < 1 ||
         (c->coll != CONVOY_COLL_ALLGATHERV && c->coll != CONVOY_COLL_ALLREDUCE &&
-         c->coll != CONVOY_COLL_BARRIER) ||
+         c->coll != CONVOY_COLL_BARRIER && c->coll != CONVOY_COLL_REDUCE_SCATTER) ||
         (c->coll == CONVOY_COLL_ALLREDUCE && c->count < 0))
         return CONVOY_ERR_ARG;
     int rc = 0;
@@ -708,9 +730,24 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         }
         if ((rc = convoy__dist_counts(c->counts, P, c->base, c->seed, d.rcounts))) goto cleanup;
         make_displs(&d, c->seed);
+    } else if (c->coll == CONVOY_COLL_REDUCE_SCATTER) {
+        /* Blocks from the distribution, packed in rank order (MPI has no displacements). */
+        d.rcounts = malloc((size_t)P * sizeof *d.rcounts);
+        d.displs = malloc((size_t)P * sizeof *d.displs);
+        if (!d.rcounts || !d.displs) {
+            rc = CONVOY_ERR_NO_MEM;
+            goto cleanup;
+        }
+        if ((rc = convoy__dist_counts(c->counts, P, c->base, c->seed, d.rcounts))) goto cleanup;
+        for (int i = 0; i < P; i++) {
+            d.displs[i] = d.n;
+            d.n += d.rcounts[i];
+        }
     } else {
         /* A barrier is an allreduce of nothing: empty buffers, only causality to check. */
         d.n = c->coll == CONVOY_COLL_BARRIER ? 0 : c->count;
+    }
+    if (c->coll != CONVOY_COLL_ALLGATHERV) {
         d.ar.P = P;
         d.ar.W = (P + 63) / 64;
         d.ar.cb = 8 * (int64_t)(d.ar.W + 1);
@@ -738,12 +775,12 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         a->displs = d.displs;
         a->stype = a->rtype = cell;
         a->inplace = c->inplace;
-        a->commutative = c->coll == CONVOY_COLL_ALLREDUCE ? c->commutative : 1;
+        a->commutative = c->coll != CONVOY_COLL_ALLGATHERV ? c->commutative : 1;
         a->shm_bytes = c->shm_bytes;
         a->machine = c->machine;
         a->nparams = c->nparams;
         memcpy(a->params, c->params, sizeof a->params);
-        int app = c->coll != CONVOY_COLL_ALLREDUCE || c->commutative ||
+        int app = c->coll == CONVOY_COLL_ALLGATHERV || c->commutative ||
                   (c->algo->props & CONVOY_ALGO_NONCOMMUTATIVE);
         if (app && c->algo->applicable) app = c->algo->applicable(a) != 0;
         napp += app;
@@ -799,7 +836,9 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         vctx v = {t,
                   c->inplace,
                   c->coll == CONVOY_COLL_ALLGATHERV ? d.rcounts[i] * d.cb : d.n * d.cb,
-                  c->coll == CONVOY_COLL_ALLGATHERV ? d.rcells * d.cb : d.n * d.cb,
+                  c->coll == CONVOY_COLL_ALLGATHERV ? d.rcells * d.cb
+                  : is_rs(&d)                       ? rs_rcells(&d, i) * d.cb
+                                                    : d.n * d.cb,
                   seg,
                   tsb};
         char where[32], why[1024];

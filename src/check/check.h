@@ -39,12 +39,13 @@ typedef struct convoy__check_case {
     const convoy__algo *algo; /* builder, applicability, properties, name */
     int procs, ppn, layout;   /* layout: CONVOY_LAYOUT_* (ignored when ids is set) */
     const int64_t *ids;       /* explicit node id per rank, or NULL */
-    const char *counts;       /* allgatherv: distribution name (check/dist.h) */
-    int64_t base;             /* allgatherv: base count c of the distribution */
+    const char *counts;       /* allgatherv, reduce_scatter: distribution name (check/dist.h) */
+    int64_t base;             /* allgatherv, reduce_scatter: base count c of the distribution */
     int64_t count;            /* allreduce: elements */
     uint64_t seed;            /* layout, counts, displacements and completion order */
     int inplace;              /* MPI_IN_PLACE */
-    int commutative;          /* allreduce: the operation commutes (else rank order checked) */
+    int commutative;          /* allreduce, reduce_scatter: the operation commutes (else rank
+                                 order checked) */
     int modes;                /* CONVOY_CHECK_LOCKSTEP | CONVOY_CHECK_SHUFFLE */
     int ops;                  /* operations in a row in shuffle mode (segment reuse), >= 1 */
     int64_t shm_bytes;        /* node segment offered to the builder (args.shm_bytes) */

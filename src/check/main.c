@@ -20,19 +20,22 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: convoy-check [options]\n"
-               "  --coll C[,C]          allgatherv, allreduce, barrier (default: all)\n"
+               "  --coll C[,C]          allgatherv, allreduce, barrier, reduce_scatter (default:\n"
+               "                        every collective with a registered algorithm)\n"
                "  --algo NAME[,NAME]|all  algorithms (default all registered; the checker also\n"
                "                        knows the test builder shm_stream for allgatherv)\n"
                "  --procs LIST          process counts, e.g. 1-8,13,64 (default 1-16)\n"
                "  --ppn LIST            processes per node (default 1,2,3,4)\n"
                "  --layouts LIST        regular,nonuniform,scattered (default all three)\n"
                "  --ids 0,0,1,...       explicit node id per rank (instead of procs/ppn/layouts)\n"
-               "  --counts LIST|all     allgatherv count distributions (default\n"
-               "                        random,zeros,broadcast; all: every known one)\n"
+               "  --counts LIST|all     allgatherv and reduce_scatter count distributions\n"
+               "                        (per-rank blocks; default random,zeros,broadcast;\n"
+               "                        all: every known one)\n"
                "  --base C              base count c of the distributions (default 5)\n"
                "  --count LIST          allreduce element counts (default 0,1,7)\n"
-               "  --op comm,noncomm     allreduce operation kinds (default both; noncomm only for\n"
-               "                        algorithms that claim to keep rank order)\n"
+               "  --op comm,noncomm     allreduce and reduce_scatter operation kinds (default\n"
+               "                        both; noncomm only for algorithms that claim to keep\n"
+               "                        rank order)\n"
                "  --inplace LIST        0,1 (default both)\n"
                "  --seeds N             seeds 1..N per case (default 2)\n"
                "  --seed S              only seed S (to reproduce a failure)\n"
@@ -198,6 +201,10 @@ static void case_name(const convoy__check_case *c, int coll, char *buf, size_t l
         snprintf(buf, len, "%s %s %s counts=%s base=%lld inplace=%d seed=%llu",
                  convoy__coll_name(coll), c->algo->name, where, c->counts, (long long)c->base,
                  c->inplace, (unsigned long long)c->seed);
+    else if (coll == CONVOY_COLL_REDUCE_SCATTER)
+        snprintf(buf, len, "%s %s %s counts=%s base=%lld op=%s inplace=%d seed=%llu",
+                 convoy__coll_name(coll), c->algo->name, where, c->counts, (long long)c->base,
+                 c->commutative ? "comm" : "noncomm", c->inplace, (unsigned long long)c->seed);
     else
         snprintf(buf, len, "%s %s %s count=%lld op=%s inplace=%d seed=%llu",
                  convoy__coll_name(coll), c->algo->name, where, (long long)c->count,
@@ -300,8 +307,10 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
               nlay = o->ids ? 1 : o->layouts.n;
     /* A barrier has no counts, operation or buffers: one case per layout and seed. */
     const int barrier = coll == CONVOY_COLL_BARRIER;
-    const int nkind = barrier ? 1 : coll == CONVOY_COLL_ALLGATHERV ? o->counts.n : o->count.n;
-    const int nop = coll == CONVOY_COLL_ALLREDUCE ? o->ops_kinds.n : 1;
+    const int by_dist = coll == CONVOY_COLL_ALLGATHERV || coll == CONVOY_COLL_REDUCE_SCATTER;
+    const int reduces = coll == CONVOY_COLL_ALLREDUCE || coll == CONVOY_COLL_REDUCE_SCATTER;
+    const int nkind = barrier ? 1 : by_dist ? o->counts.n : o->count.n;
+    const int nop = reduces ? o->ops_kinds.n : 1;
     const int nin = barrier ? 1 : o->inplace.n;
     const int s0 = o->seed ? o->seed : 1, s1 = o->seed ? o->seed : o->seeds;
     for (int ip = 0; ip < nprocs; ip++)
@@ -319,13 +328,12 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
                                     c.ppn = (int)o->ppn.v[jp];
                                     c.layout = convoy__layout_parse(o->layouts.v[lk]);
                                 }
-                                if (coll == CONVOY_COLL_ALLGATHERV)
+                                if (by_dist)
                                     c.counts = o->counts.v[kk];
                                 else if (!barrier)
                                     c.count = o->count.v[kk];
                                 c.commutative = 1;
-                                if (coll == CONVOY_COLL_ALLREDUCE &&
-                                    strcmp(o->ops_kinds.v[oi], "noncomm") == 0) {
+                                if (reduces && strcmp(o->ops_kinds.v[oi], "noncomm") == 0) {
                                     if (!(al->props & CONVOY_ALGO_NONCOMMUTATIVE)) continue;
                                     c.commutative = 0;
                                 }
@@ -515,6 +523,19 @@ int main(int argc, char **argv)
     if (list) {
         rc = list_algos();
         goto cleanup;
+    }
+    if (!coll_given) {
+        /* Every collective that has registered algorithms, so a new one is swept by default. */
+        char all[256] = "";
+        for (int c = 0; c < CONVOY_NCOLL; c++) {
+            int has = 0;
+            for (int k = 0; k < convoy__nalgos; k++)
+                has |= convoy__algos[k].coll == c;
+            if (!has) continue;
+            strcat(all, all[0] ? "," : "");
+            strcat(all, convoy__coll_name(c));
+        }
+        if (all[0] && parse_strs(all, &o.colls)) goto cleanup;
     }
 
     struct timespec t0, t1;

@@ -162,6 +162,65 @@ static int dissem_rounds(const convoy__args *args, const convoy__schedule *const
     return 0;
 }
 
+/*
+ * Reduce_scatter by a ring (src/coll/reduce_scatter/reduce_scatter_ring.c): every non-empty
+ * block makes p - 1 hops, one per round, each waiting for the previous one; all blocks move
+ * at once. p - 1 rounds exactly when some block is non-empty, else 0.
+ */
+static int rs_ring_rounds(const convoy__args *args, const convoy__schedule *const *scheds,
+                          convoy__check_stats *st, char *why, size_t len)
+{
+    (void)scheds;
+    const int P = args[0].topo->size;
+    int64_t maxb = 0;
+    for (int i = 0; i < P; i++)
+        if (args[0].rcounts[i] > maxb) maxb = args[0].rcounts[i];
+    st->rounds_bound = st->rounds_exact = maxb > 0 ? P - 1 : 0;
+    snprintf(st->rounds_how, sizeof st->rounds_how, "p - 1 = %d (0 when every block is empty)",
+             P - 1);
+    if (st->rounds != st->rounds_exact) {
+        snprintf(why, len, "%lld rounds, predicted %lld: %s", (long long)st->rounds,
+                 (long long)st->rounds_exact, st->rounds_how);
+        return 1;
+    }
+    return 0;
+}
+
+/*
+ * Reduce_scatter by recursive halving (reduce_scatter_rechalving.c): log2 p' levels of one
+ * exchange each, plus the fold and the return when p is not a power of two (p' the largest
+ * power of two <= p). Exact when every block is non-empty; with empty blocks some messages
+ * vanish and the count is a bound.
+ */
+static int rs_rechalving_rounds(const convoy__args *args, const convoy__schedule *const *scheds,
+                                convoy__check_stats *st, char *why, size_t len)
+{
+    (void)scheds;
+    const int P = args[0].topo->size;
+    int pp = 1, levels = 0, all = 1;
+    while (pp * 2 <= P) {
+        pp *= 2;
+        levels++;
+    }
+    int64_t n = 0;
+    for (int i = 0; i < P; i++) {
+        all &= args[0].rcounts[i] > 0;
+        n += args[0].rcounts[i];
+    }
+    const int64_t pred = P == 1 || n == 0 ? 0 : levels + (P > pp ? 2 : 0);
+    st->rounds_bound = pred;
+    st->rounds_exact = all || n == 0 ? pred : -1;
+    snprintf(st->rounds_how, sizeof st->rounds_how,
+             "log2 p' + 2 (p > p') = %d + %d = %lld (p' = %d)%s", levels, P > pp ? 2 : 0,
+             (long long)pred, pp, all ? "" : "; empty blocks: bound only");
+    if (st->rounds > pred || (st->rounds_exact >= 0 && st->rounds != st->rounds_exact)) {
+        snprintf(why, len, "%lld rounds, predicted %s%lld: %s", (long long)st->rounds,
+                 st->rounds_exact >= 0 ? "" : "at most ", (long long)pred, st->rounds_how);
+        return 1;
+    }
+    return 0;
+}
+
 static const struct analysis {
     int coll;
     const char *name;
@@ -170,6 +229,8 @@ static const struct analysis {
 } analyses[] = {
     {CONVOY_COLL_ALLGATHERV, "pipelined", pipelined_rounds, 1},
     {CONVOY_COLL_BARRIER, "dissem", dissem_rounds, 0},
+    {CONVOY_COLL_REDUCE_SCATTER, "ring", rs_ring_rounds, 0},
+    {CONVOY_COLL_REDUCE_SCATTER, "rechalving", rs_rechalving_rounds, 0},
 };
 
 static const struct analysis *find(const convoy__algo *al)

@@ -47,13 +47,18 @@ typedef struct convoy__args {
     int coll;                 /* enum convoy__coll */
     const convoy__topo *topo; /* includes this rank */
     /* Allgatherv: scount elements of stype sent; rcounts/displs in elements of rtype.
-     * Allreduce: count elements of the operation's datatype (stype == rtype). */
+     * Allreduce: count elements of the operation's datatype (stype == rtype).
+     * Reduce_scatter (both forms): count = the whole vector (sum of rcounts), rcounts[i] =
+     * rank i's block, displs[i] = its offset in the vector (prefix sums), all in elements
+     * of the operation's datatype (stype == rtype); in place, the receive buffer holds the
+     * whole vector on entry and rank i's block at its start on exit. */
     int64_t count;
     const int64_t *rcounts, *displs;
     convoy__dtype stype, rtype;
     int inplace;       /* MPI_IN_PLACE was given as the send buffer */
-    int commutative;   /* Allreduce: the operation is commutative */
-    int idempotent;    /* Allreduce: x op x = x (MAX, MIN, BAND, BOR, LAND, LOR, MINLOC, ...) */
+    int commutative;   /* Allreduce, Reduce_scatter: the operation is commutative */
+    int idempotent;    /* Allreduce, Reduce_scatter: x op x = x (MAX, MIN, BAND, BOR, LAND, LOR,
+                          MINLOC, ...) */
     int64_t shm_bytes; /* node segment data bytes available to the schedule (0: none) */
     convoy__machine machine; /* the communicator's machine parameters (same on all ranks) */
     int nparams;
@@ -113,5 +118,11 @@ void convoy__barrier_dissem_explain(const convoy__args *a, char *buf, size_t len
 /* Its n (CONVOY_DISSEM_N, else the cost model's), rounds k and last-round messages m. */
 int convoy__barrier_dissem_n(const convoy__args *a);
 void convoy__barrier_dissem_shape(const convoy__args *a, int *n, int *k, int *m);
+
+/* reduce_scatter */
+int convoy__reduce_scatter_ring(const convoy__args *a, convoy__schedule *s);
+double convoy__reduce_scatter_ring_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__reduce_scatter_rechalving(const convoy__args *a, convoy__schedule *s);
+double convoy__reduce_scatter_rechalving_cost(const convoy__args *a, const convoy__machine *m);
 
 #endif

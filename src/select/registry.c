@@ -71,5 +71,17 @@ const convoy__algo convoy__algos[] = {
      .params = "CONVOY_DISSEM_N",
      .props = CONVOY_ALGO_REPRODUCIBLE,
      .explain = convoy__barrier_dissem_explain},
+
+    /* reduce_scatter */
+    {.coll = CONVOY_COLL_REDUCE_SCATTER,
+     .name = "ring",
+     .build = convoy__reduce_scatter_ring,
+     .cost = convoy__reduce_scatter_ring_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE},
+    {.coll = CONVOY_COLL_REDUCE_SCATTER,
+     .name = "rechalving",
+     .build = convoy__reduce_scatter_rechalving,
+     .cost = convoy__reduce_scatter_rechalving_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE | CONVOY_ALGO_NONCOMMUTATIVE},
 };
 const int convoy__nalgos = (int)(sizeof convoy__algos / sizeof convoy__algos[0]);

@@ -1063,7 +1063,7 @@ static void case_forced_builds(const tcomm *c, uint64_t seed)
 {
     for (int i = 0; i < convoy__nalgos; i++) {
         const convoy__algo *al = &convoy__algos[i];
-        /* (Other collectives have their own programs, e.g. test_barrier.) */
+        /* Other collectives have their own programs (test_barrier, test_reduce_scatter). */
         if (al->coll != CONVOY_COLL_ALLREDUCE && al->coll != CONVOY_COLL_ALLGATHERV) continue;
         if (!applies(c, al)) continue;
         char what[256], detail[256];

@@ -651,6 +651,231 @@ static void test_check(void)
     MPI_Comm_free(&comm);
 }
 
+/* --- Reduce_scatter(_block) ----------------------------------------------------------------- */
+
+/* block: convoy_Reduce_scatter_block with counts[0], else convoy_Reduce_scatter. */
+static int call_rs(int fam, int block, const void *sb, void *rb, const int *counts, MPI_Datatype t,
+                   MPI_Op op, MPI_Comm comm, int nullreq)
+{
+    convoy_request req = CONVOY_REQUEST_NULL;
+    convoy_request *rp = nullreq ? NULL : &req;
+    int rc;
+    if (fam == F_BLOCKING)
+        rc = block ? convoy_Reduce_scatter_block(sb, rb, counts ? counts[0] : 0, t, op, comm)
+                   : convoy_Reduce_scatter(sb, rb, counts, t, op, comm);
+    else if (fam == F_NONBLOCKING)
+        rc = block ? convoy_Ireduce_scatter_block(sb, rb, counts ? counts[0] : 0, t, op, comm, rp)
+                   : convoy_Ireduce_scatter(sb, rb, counts, t, op, comm, rp);
+    else
+        rc = block ? convoy_Reduce_scatter_block_init(sb, rb, counts ? counts[0] : 0, t, op, comm,
+                                                      MPI_INFO_NULL, rp)
+                   : convoy_Reduce_scatter_init(sb, rb, counts, t, op, comm, MPI_INFO_NULL, rp);
+    if (req != CONVOY_REQUEST_NULL) {
+        if (fam == F_NONBLOCKING) convoy_wait(&req);
+        convoy_request_free(&req);
+    }
+    return rc;
+}
+
+/* A valid Reduce_scatter on comm, checked by hand. */
+static void rs_still_works(MPI_Comm comm, const char *after)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int *cnt = malloc((size_t)size * sizeof(int)), total = 0, first = 0;
+    for (int r = 0; r < size; r++) {
+        cnt[r] = r % 3;
+        if (r == rank) first = total;
+        total += cnt[r];
+    }
+    int *in = malloc(((size_t)total + 1) * sizeof(int)), out[3] = {-1, -1, -1};
+    for (int i = 0; i < total; i++)
+        in[i] = rank * 100 + i;
+    int rc = convoy_Reduce_scatter(in, out, cnt, MPI_INT, MPI_SUM, comm);
+    int ok = rc == MPI_SUCCESS;
+    for (int k = 0; k < cnt[rank] && ok; k++)
+        ok = out[k] == 100 * size * (size - 1) / 2 + size * (first + k);
+    char what[256], e[300];
+    snprintf(what, sizeof what, "valid Reduce_scatter after %s", after);
+    tc_check(comm, ok, what, rc == MPI_SUCCESS ? "wrong result" : tc_errstr(rc, e, sizeof e));
+    free(cnt), free(in);
+}
+
+static void test_args_reduce_scatter(void)
+{
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    rs_still_works(comm, "nothing");
+    int sb[256], rb[256], counts[64], badcounts[64], minus[1] = {-1};
+    for (int i = 0; i < 256; i++)
+        sb[i] = i, rb[i] = 0;
+    for (int r = 0; r < size; r++)
+        counts[r] = 2, badcounts[r] = 2;
+    badcounts[size - 1] = -1;
+    MPI_Datatype uncommitted;
+    MPI_Type_vector(2, 1, 2, MPI_INT, &uncommitted);
+    char what[256];
+    for (int f = 0; f < F_NFAM; f++)
+        for (int block = 0; block < 2; block++) {
+#define RS(desc, c1, c2, ...)                                                                      \
+    do {                                                                                           \
+        snprintf(what, sizeof what, "convoy_%sreduce_scatter%s%s: %s",                             \
+                 f == F_NONBLOCKING ? "I" : "", block ? "_block" : "",                             \
+                 f == F_PERSISTENT ? "_init" : "", desc);                                          \
+        expect_class(MPI_COMM_WORLD, what, call_rs(f, block, __VA_ARGS__), c1, c2);                \
+    } while (0)
+            if (block)
+                RS("recvcount -1", MPI_ERR_COUNT, -1, sb, rb, minus, MPI_INT, MPI_SUM, comm, 0);
+            else
+                RS("a receive count -1", MPI_ERR_COUNT, -1, sb, rb, badcounts, MPI_INT, MPI_SUM,
+                   comm, 0);
+            if (!block)
+                RS("recvcounts NULL", MPI_ERR_ARG, MPI_ERR_COUNT, sb, rb, NULL, MPI_INT, MPI_SUM,
+                   comm, 0);
+            RS("MPI_DATATYPE_NULL", MPI_ERR_TYPE, MPI_ERR_OP, sb, rb, counts, MPI_DATATYPE_NULL,
+               MPI_SUM, comm, 0);
+            RS("uncommitted derived datatype", MPI_ERR_TYPE, MPI_ERR_OP, sb, rb, counts,
+               uncommitted, MPI_SUM, comm, 0);
+            RS("MPI_OP_NULL", MPI_ERR_OP, -1, sb, rb, counts, MPI_INT, MPI_OP_NULL, comm, 0);
+            RS("MPI_BAND on MPI_DOUBLE", MPI_ERR_OP, -1, sb, rb, counts, MPI_DOUBLE, MPI_BAND, comm,
+               0);
+            RS("MPI_MAXLOC on MPI_INT", MPI_ERR_OP, -1, sb, rb, counts, MPI_INT, MPI_MAXLOC, comm,
+               0);
+            RS("MPI_COMM_NULL", MPI_ERR_COMM, -1, sb, rb, counts, MPI_INT, MPI_SUM, MPI_COMM_NULL,
+               0);
+            RS("sendbuf == recvbuf (not MPI_IN_PLACE)", MPI_ERR_BUFFER, -1, sb, sb, counts, MPI_INT,
+               MPI_SUM, comm, 0);
+            if (f != F_BLOCKING)
+                RS("NULL request pointer", MPI_ERR_REQUEST, MPI_ERR_ARG, sb, rb, counts, MPI_INT,
+                   MPI_SUM, comm, 1);
+#undef RS
+        }
+    /* Zero counts everywhere are valid (and sendbuf == recvbuf is then no aliasing). */
+    {
+        int zeros[64] = {0}, rc1, rc2;
+        rc1 = convoy_Reduce_scatter_block(sb, rb, 0, MPI_INT, MPI_SUM, comm);
+        rc2 = convoy_Reduce_scatter(sb, rb, zeros, MPI_INT, MPI_SUM, comm);
+        tc_check(MPI_COMM_WORLD, rc1 == MPI_SUCCESS && rc2 == MPI_SUCCESS,
+                 "Reduce_scatter(_block) with all counts 0 succeeds", "an error");
+    }
+    /* The user's error handler gets the class and the user's communicator. */
+    MPI_Errhandler eh;
+    MPI_Comm_create_errhandler(user_handler, &eh);
+    MPI_Comm_set_errhandler(comm, eh);
+    for (int f = 0; f < F_NFAM; f++) {
+        eh_calls = 0, eh_class = -1, eh_comm = MPI_COMM_NULL;
+        int rc = call_rs(f, 1, sb, rb, minus, MPI_INT, MPI_SUM, comm, 0);
+        int cmp = MPI_UNEQUAL, rcls = -1;
+        if (eh_comm != MPI_COMM_NULL) MPI_Comm_compare(eh_comm, comm, &cmp);
+        if (rc != MPI_SUCCESS) MPI_Error_class(rc, &rcls);
+        snprintf(what, sizeof what,
+                 "user error handler called by convoy_%sreduce_scatter_block%s (recvcount -1): "
+                 "once, with MPI_ERR_COUNT and the user's communicator",
+                 f == F_NONBLOCKING ? "I" : "", f == F_PERSISTENT ? "_init" : "");
+        char detail[256];
+        snprintf(detail, sizeof detail, "handler calls %d, class %s, communicator %s", eh_calls,
+                 class_name(eh_class), cmp == MPI_IDENT ? "the user's" : "another one");
+        tc_check(MPI_COMM_WORLD,
+                 eh_calls == 1 && eh_class == MPI_ERR_COUNT && cmp == MPI_IDENT &&
+                     rcls == MPI_ERR_COUNT,
+                 what, detail);
+    }
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Errhandler_free(&eh);
+    rs_still_works(comm, "the argument errors");
+    MPI_Type_free(&uncommitted);
+    MPI_Comm_free(&comm);
+}
+
+/* CONVOY_CHECK_ARGS for Reduce_scatter(_block): mismatches give every rank an error and a
+ * message; consistent calls (user op, in place, irregular counts) pass. */
+static void test_check_reduce_scatter(void)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    rs_still_works(comm, "nothing (first use)");
+    int sb[256], rb[256];
+    for (int i = 0; i < 256; i++)
+        sb[i] = rank + i, rb[i] = 0;
+    int *counts = malloc((size_t)size * sizeof(int));
+    for (int r = 0; r < size; r++)
+        counts[r] = 3;
+    const int last = size - 1;
+    static const char *const kw_count[] = {"count", NULL};
+    static const char *const kw_op[] = {" op ", " op:", " op,", "MPI_Op", NULL};
+    static const char *const kw_inplace[] = {"in_place", "in-place", "inplace", NULL};
+    char *msg;
+    int rc;
+
+    cap_begin("Reduce_scatter_block, the last rank passes recvcount 5, the others 4");
+    rc = convoy_Reduce_scatter_block(sb, rb, rank == last ? 5 : 4, MPI_INT, MPI_SUM, comm);
+    msg = cap_end();
+    mismatch(comm, "Reduce_scatter_block, the last rank passes recvcount 5, the others 4", rc, msg,
+             kw_count);
+    free(msg);
+
+    cap_begin("Reduce_scatter, rank 0's recvcounts differ from the others'");
+    {
+        int *bad = malloc((size_t)size * sizeof(int));
+        for (int r = 0; r < size; r++)
+            bad[r] = counts[r];
+        if (rank == 0) bad[last] = 4;
+        rc = convoy_Reduce_scatter(sb, rb, bad, MPI_INT, MPI_SUM, comm);
+        free(bad);
+    }
+    msg = cap_end();
+    mismatch(comm, "Reduce_scatter, rank 0's recvcounts differ from the others'", rc, msg,
+             kw_count);
+    free(msg);
+
+    cap_begin("Reduce_scatter, rank 0 passes MPI_SUM, the others MPI_MAX");
+    rc = convoy_Reduce_scatter(sb, rb, counts, MPI_INT, rank == 0 ? MPI_SUM : MPI_MAX, comm);
+    msg = cap_end();
+    mismatch(comm, "Reduce_scatter, rank 0 passes MPI_SUM, the others MPI_MAX", rc, msg, kw_op);
+    free(msg);
+
+    {
+        convoy_request req = CONVOY_REQUEST_NULL;
+        cap_begin("Ireduce_scatter_block, rank 0 passes MPI_IN_PLACE, the others do not");
+        if (rank == 0) memcpy(rb, sb, sizeof sb);
+        rc = convoy_Ireduce_scatter_block(rank == 0 ? MPI_IN_PLACE : (void *)sb, rb, 3, MPI_INT,
+                                          MPI_SUM, comm, &req);
+        rc = wait_nb(rc, &req);
+        msg = cap_end();
+        mismatch(comm, "Ireduce_scatter_block, rank 0 passes MPI_IN_PLACE, the others do not", rc,
+                 msg, kw_inplace);
+        free(msg);
+    }
+    rs_still_works(comm, "the mismatches");
+
+    /* Consistent: a user op (handles differ between processes) in place. */
+    {
+        MPI_Op uop;
+        MPI_Op_create(op_usersum, 1, &uop);
+        for (int i = 0; i < 3 * size; i++)
+            rb[i] = rank + i;
+        rc = convoy_Reduce_scatter_block(MPI_IN_PLACE, rb, 3, MPI_INT, uop, comm);
+        int ok = rc == MPI_SUCCESS;
+        for (int k = 0; k < 3 && ok; k++)
+            ok = rb[k] == size * (size - 1) / 2 + size * (3 * rank + k);
+        tc_check(comm, ok,
+                 "CONVOY_CHECK_ARGS: a consistent Reduce_scatter_block passes (user op, in place)",
+                 rc ? "an error" : "wrong result");
+        MPI_Op_free(&uop);
+    }
+    free(counts);
+    MPI_Comm_free(&comm);
+}
+
 /* --- CONVOY_WATCHDOG ------------------------------------------------------------------------- */
 
 static void test_watchdog(void)
@@ -729,11 +954,13 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     tc_guard_init(30);
     const char *mode = argc > 1 ? argv[1] : "args";
-    if (strcmp(mode, "args") == 0)
+    if (strcmp(mode, "args") == 0) {
         test_args();
-    else if (strcmp(mode, "check") == 0)
+        test_args_reduce_scatter();
+    } else if (strcmp(mode, "check") == 0) {
         test_check();
-    else if (strcmp(mode, "watchdog") == 0)
+        test_check_reduce_scatter();
+    } else if (strcmp(mode, "watchdog") == 0)
         test_watchdog();
     else {
         if (tc_world_rank() == 0) fprintf(stderr, "usage: test_errors args|check|watchdog\n");
