@@ -3,10 +3,8 @@
  * through PMPI_* (an LD_PRELOADed Convoy, or Convoy's MPI_* wrappers linked in, cannot
  * intercept them), and Convoy's.
  *
- * Convoy gaining a collective is one line in bench_convoy below. bench/CMakeLists.txt
- * defines BENCH_HAVE_CONVOY_<NAME> when include/convoy.h declares convoy_<Name>, so the
- * lines for the collectives being added on other branches (Barrier, Allgather,
- * Reduce_scatter_block) are already here and switch on when they land.
+ * Convoy gaining a collective is one line in bench_convoy below; a collective Convoy lacks
+ * is timed natively only (and its guidelines use the native side).
  */
 #include "bench.h"
 
@@ -38,27 +36,9 @@ const bench_lib bench_convoy = {
     {
         [BC_ALLGATHERV] = FN(convoy_Allgatherv),
         [BC_ALLREDUCE] = FN(convoy_Allreduce),
-#ifdef BENCH_HAVE_CONVOY_BARRIER
         [BC_BARRIER] = FN(convoy_Barrier),
-#endif
-#ifdef BENCH_HAVE_CONVOY_ALLGATHER
         [BC_ALLGATHER] = FN(convoy_Allgather),
-#endif
-#ifdef BENCH_HAVE_CONVOY_REDUCE_SCATTER_BLOCK
         [BC_REDUCE_SCATTER_BLOCK] = FN(convoy_Reduce_scatter_block),
-#endif
-#ifdef BENCH_HAVE_CONVOY_BCAST
-        [BC_BCAST] = FN(convoy_Bcast),
-#endif
-#ifdef BENCH_HAVE_CONVOY_REDUCE
-        [BC_REDUCE] = FN(convoy_Reduce),
-#endif
-#ifdef BENCH_HAVE_CONVOY_SCAN
-        [BC_SCAN] = FN(convoy_Scan),
-#endif
-#ifdef BENCH_HAVE_CONVOY_EXSCAN
-        [BC_EXSCAN] = FN(convoy_Exscan),
-#endif
     },
 };
 
