@@ -19,35 +19,40 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: convoy-check [options]\n"
-               "  --coll C[,C]          allgatherv, allreduce (default: both)\n"
-               "  --algo NAME[,NAME]|all  algorithms (default all registered; the checker also\n"
-               "                        knows the test builder shm_stream for allgatherv)\n"
-               "  --procs LIST          process counts, e.g. 1-8,13,64 (default 1-16)\n"
-               "  --ppn LIST            processes per node (default 1,2,3,4)\n"
-               "  --layouts LIST        regular,nonuniform,scattered (default all three)\n"
-               "  --ids 0,0,1,...       explicit node id per rank (instead of procs/ppn/layouts)\n"
-               "  --counts LIST|all     allgatherv count distributions (default\n"
-               "                        random,zeros,broadcast; all: every known one)\n"
-               "  --base C              base count c of the distributions (default 5)\n"
-               "  --count LIST          allreduce element counts (default 0,1,7)\n"
-               "  --op comm,noncomm     allreduce operation kinds (default both; noncomm only for\n"
-               "                        algorithms that claim to keep rank order)\n"
-               "  --inplace LIST        0,1 (default both)\n"
-               "  --seeds N             seeds 1..N per case (default 2)\n"
-               "  --seed S              only seed S (to reproduce a failure)\n"
-               "  --mode LIST           lockstep,shuffle (default both)\n"
-               "  --ops N               operations in a row per run (default: 2 with a node\n"
-               "                        segment, else 1)\n"
-               "  --shm-bytes B         node segment offered to builders (default 65536)\n"
-               "  --param NAME=VALUE    algorithm parameter (repeatable)\n"
-               "  --smp-check           lockstep: fail a round in which a node sends or receives\n"
-               "                        more than one inter-node message (always on for\n"
-               "                        algorithms that claim it, e.g. allgatherv pipelined)\n"
-               "  --stats               per-algorithm statistics (rounds, messages, bytes)\n"
-               "  --verbose             one line per case with its statistics\n"
-               "  --list                print every registered algorithm: <coll> <algo> <params>\n"
-               "  --mutate NAME|all     run the mutation suite (each mutation must be caught):\n");
+    fprintf(f,
+            "usage: convoy-check [options]\n"
+            "  --coll C[,C]          allgatherv, allreduce (default: both)\n"
+            "  --algo NAME[,NAME]|all  algorithms (default all registered; the checker also\n"
+            "                        knows the test builder shm_stream for allgatherv)\n"
+            "  --procs LIST          process counts, e.g. 1-8,13,64 (default 1-16)\n"
+            "  --ppn LIST            processes per node (default 1,2,3,4)\n"
+            "  --layouts LIST        regular,nonuniform,scattered (default all three)\n"
+            "  --ids 0,0,1,...       explicit node id per rank (instead of procs/ppn/layouts)\n"
+            "  --counts LIST|all     allgatherv count distributions (default\n"
+            "                        random,zeros,broadcast; all: every known one)\n"
+            "  --base C              base count c of the distributions (default 5)\n"
+            "  --count LIST          allreduce element counts (default 0,1,7)\n"
+            "  --op comm,noncomm,idem  allreduce operation kinds (default comm,noncomm; noncomm\n"
+            "                        only for algorithms that claim to keep rank order; idem:\n"
+            "                        idempotent, overlapping contributions allowed)\n"
+            "  --inplace LIST        0,1 (default both)\n"
+            "  --seeds N             seeds 1..N per case (default 2)\n"
+            "  --seed S              only seed S (to reproduce a failure)\n"
+            "  --mode LIST           lockstep,shuffle (default both)\n"
+            "  --ops N               operations in a row per run (default: 2 with a node\n"
+            "                        segment, else 1)\n"
+            "  --shm-bytes B         node segment offered to builders (default 65536)\n"
+            "  --param NAME=VALUE    algorithm parameter (repeatable)\n"
+            "  --smp-check           lockstep: fail a round in which a node sends or receives\n"
+            "                        more than one inter-node message (always on for\n"
+            "                        algorithms that claim it, e.g. allgatherv pipelined)\n"
+            "  --stats               per-algorithm statistics (rounds, messages, bytes)\n"
+            "  --verbose             one line per case with its statistics\n"
+            "  --list                print every registered algorithm: <coll> <algo> <params>\n"
+            "  --dissem-table        for every P of --procs and n = 1..7 (or --param\n"
+            "                        CONVOY_DISSEM_N=n): the n-way dissemination Allreduce's\n"
+            "                        tuple and case of papers/003 Theorem 1, or fallback\n"
+            "  --mutate NAME|all     run the mutation suite (each mutation must be caught):\n");
     for (int i = 0; i < convoy__check_nmutations; i++)
         fprintf(f, "                          %-10s %s\n", convoy__check_mutations[i].name,
                 convoy__check_mutations[i].what);
@@ -171,7 +176,7 @@ typedef struct opts {
     strlist colls, algos, layouts, counts, ops_kinds, modes;
     intlist procs, ppn, count, inplace;
     int64_t base, shm_bytes;
-    int seeds, seed, ops, stats, verbose, smp_check;
+    int seeds, seed, ops, stats, verbose, smp_check, dissem_table;
     int64_t *ids;
     int nids;
     int nparams;
@@ -198,7 +203,10 @@ static void case_name(const convoy__check_case *c, int coll, char *buf, size_t l
     else
         snprintf(buf, len, "%s %s %s count=%lld op=%s inplace=%d seed=%llu",
                  convoy__coll_name(coll), c->algo->name, where, (long long)c->count,
-                 c->commutative ? "comm" : "noncomm", c->inplace, (unsigned long long)c->seed);
+                 c->idempotent    ? "idem"
+                 : c->commutative ? "comm"
+                                  : "noncomm",
+                 c->inplace, (unsigned long long)c->seed);
 }
 
 /* Runs one case; in mutation mode also the unmutated baseline. */
@@ -318,6 +326,8 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
                                 else
                                     c.count = o->count.v[kk];
                                 c.commutative = 1;
+                                c.idempotent = coll == CONVOY_COLL_ALLREDUCE &&
+                                               strcmp(o->ops_kinds.v[oi], "idem") == 0;
                                 if (coll == CONVOY_COLL_ALLREDUCE &&
                                     strcmp(o->ops_kinds.v[oi], "noncomm") == 0) {
                                     if (!(al->props & CONVOY_ALGO_NONCOMMUTATIVE)) continue;
@@ -338,6 +348,49 @@ static int list_algos(void)
         else
             printf("%s %s\n", convoy__coll_name(al->coll), al->name);
     }
+    return 0;
+}
+
+/* The n-way dissemination Allreduce's last round per (P, n): the tuple and Theorem 1's
+ * case, or fallback; the rounds and messages the checker asserts; for n = 1 (papers/001)
+ * also ceil(log2 P) + 1, the rounds of recursive doubling with its fold. */
+static int dissem_table(const opts *o)
+{
+    int n0 = 1, n1 = 7;
+    for (int i = 0; i < o->nparams; i++)
+        if (!strcmp(o->params[i].name, "CONVOY_DISSEM_N") && o->params[i].value > 0)
+            n0 = n1 = (int)o->params[i].value;
+    long kases[9] = {0}, fallback = 0, total = 0, fewer = 0, ones = 0;
+    for (int ip = 0; ip < o->procs.n; ip++)
+        for (int n = n0; n <= n1; n++) {
+            const int P = (int)o->procs.v[ip];
+            if (P > 1 && n > P - 1) continue;
+            convoy__dissem_plan pl;
+            convoy__dissem_plan_make(P, n, 0, &pl);
+            char d[512];
+            convoy__dissem_plan_describe(&pl, d, sizeof d);
+            total++;
+            if (pl.kase == CONVOY_DISSEM_FALLBACK)
+                fallback++;
+            else if (pl.kase >= 0 && pl.kase < 9)
+                kases[pl.kase]++;
+            if (pl.n == 1 && P > 1) {
+                int c = 0;
+                while ((1LL << c) < P)
+                    c++;
+                ones++;
+                fewer += pl.rounds < c + 1;
+                printf("%s; ceil(log2 P) + 1 = %d\n", d, c + 1);
+            } else {
+                printf("%s\n", d);
+            }
+        }
+    printf("dissem table: %ld (P, n): plain %ld, case 1: %ld, 2: %ld, 3: %ld, 4: %ld, "
+           "4 (g_B): %ld, 5: %ld, fallback %ld",
+           total, kases[CONVOY_DISSEM_PLAIN], kases[1], kases[2], kases[3], kases[4],
+           kases[CONVOY_DISSEM_GB], kases[5], fallback);
+    if (ones) printf("; n = 1: %ld of %ld in fewer than ceil(log2 P) + 1 rounds", fewer, ones);
+    printf("\n");
     return 0;
 }
 
@@ -400,6 +453,9 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--stats")) {
             o.stats = 1;
             takes = 0;
+        } else if (!strcmp(a, "--dissem-table")) {
+            o.dissem_table = 1;
+            takes = 0;
         } else if (!strcmp(a, "--smp-check")) {
             o.smp_check = 1;
             takes = 0;
@@ -456,7 +512,8 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--op")) {
             bad = parse_strs(v, &o.ops_kinds);
             for (int k = 0; !bad && k < o.ops_kinds.n; k++)
-                bad = strcmp(o.ops_kinds.v[k], "comm") && strcmp(o.ops_kinds.v[k], "noncomm");
+                bad = strcmp(o.ops_kinds.v[k], "comm") && strcmp(o.ops_kinds.v[k], "noncomm") &&
+                      strcmp(o.ops_kinds.v[k], "idem");
         } else if (!strcmp(a, "--inplace")) {
             bad = parse_ints(v, &o.inplace);
             for (int k = 0; !bad && k < o.inplace.n; k++)
@@ -508,6 +565,10 @@ int main(int argc, char **argv)
     }
     if (list) {
         rc = list_algos();
+        goto cleanup;
+    }
+    if (o.dissem_table) {
+        rc = dissem_table(&o);
         goto cleanup;
     }
 
