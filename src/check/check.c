@@ -59,6 +59,7 @@ typedef struct ar_ctx {
     int P, W;          /* ranks, bitset words */
     int64_t cb;        /* cell bytes */
     int order;         /* check non-commutative order */
+    int idem;          /* idempotent operation: overlapping contributor sets allowed */
     uint64_t *a, *b;   /* scratch cells (avoid unaligned access) */
     uint64_t *pa, *pb; /* the previous element's contributor sets, in reduce */
 } ar_ctx;
@@ -150,7 +151,7 @@ static int ar_reduce(chk_world *w, chk_rank *r, const unsigned char *in, unsigne
         const uint64_t elem = pa[0] & 0xffffffffffULL;
         for (int k = 1; k <= W; k++) {
             uint64_t both = pa[k] & pb[k];
-            if (!both) continue;
+            if (!both || c->idem) continue;
             int q = (k - 1) * 64 + __builtin_ctzll(both);
             chk_active_step(r, CONVOY_STEP_REDUCE, st, sizeof st);
             bits_describe(pa + 1, c->P, x, sizeof x);
@@ -558,7 +559,7 @@ static void collect_stats(const chk_world *w, int ops, convoy__check_stats *st)
 /* One run of the world in one mode: fresh buffers, run, verify every operation's result. */
 static int run_mode(const convoy__check_case *c, const casedata *d, const convoy__topo *full,
                     const convoy__topo *views, convoy__schedule *const *scheds, int mode, int ops,
-                    convoy__check_result *res, int want_stats)
+                    convoy__check_result *res, int want_stats, int ports)
 {
     const int P = d->P;
     chk_world w;
@@ -570,6 +571,7 @@ static int run_mode(const convoy__check_case *c, const casedata *d, const convoy
     w.ops = ops;
     w.mode = mode;
     w.smp_check = c->smp_check || chk_claims_smp(c->algo);
+    w.ports = ports;
     w.inplace = d->inplace;
     w.topo = full;
     w.sched = (const convoy__schedule *const *)scheds;
@@ -751,7 +753,8 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         d.ar.P = P;
         d.ar.W = (P + 63) / 64;
         d.ar.cb = 8 * (int64_t)(d.ar.W + 1);
-        d.ar.order = !c->commutative;
+        d.ar.order = !c->commutative && !c->idempotent;
+        d.ar.idem = c->idempotent;
         d.cb = d.ar.cb;
     }
     /* Scratch cells for fill/verify/reduce; also gives allgatherv something to point at. */
@@ -775,12 +778,13 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         a->displs = d.displs;
         a->stype = a->rtype = cell;
         a->inplace = c->inplace;
-        a->commutative = c->coll != CONVOY_COLL_ALLGATHERV ? c->commutative : 1;
+        a->commutative = c->coll != CONVOY_COLL_ALLGATHERV ? c->commutative || c->idempotent : 1;
+        a->idempotent = c->coll == CONVOY_COLL_ALLREDUCE && c->idempotent;
         a->shm_bytes = c->shm_bytes;
         a->machine = c->machine;
         a->nparams = c->nparams;
         memcpy(a->params, c->params, sizeof a->params);
-        int app = c->coll == CONVOY_COLL_ALLGATHERV || c->commutative ||
+        int app = c->coll == CONVOY_COLL_ALLGATHERV || c->commutative || c->idempotent ||
                   (c->algo->props & CONVOY_ALGO_NONCOMMUTATIVE);
         if (app && c->algo->applicable) app = c->algo->applicable(a) != 0;
         napp += app;
@@ -853,7 +857,8 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
     const int ops = c->ops > 0 ? c->ops : (uses_shm ? 2 : 1);
     const int modes = c->modes ? c->modes : CONVOY_CHECK_LOCKSTEP | CONVOY_CHECK_SHUFFLE;
     if (modes & CONVOY_CHECK_LOCKSTEP) {
-        rc = run_mode(c, &d, &full, views, scheds, CONVOY_CHECK_LOCKSTEP, 1, res, 1);
+        rc = run_mode(c, &d, &full, views, scheds, CONVOY_CHECK_LOCKSTEP, 1, res, 1,
+                      chk_lockstep_ports(c, args));
         if (rc || res->status != CONVOY_CHECK_PASS) goto cleanup;
         char why[1024];
         if (chk_rounds_verdict(c, args, (const convoy__schedule *const *)scheds, &res->st, why,
@@ -865,7 +870,7 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
     }
     if (modes & CONVOY_CHECK_SHUFFLE)
         rc = run_mode(c, &d, &full, views, scheds, CONVOY_CHECK_SHUFFLE, ops, res,
-                      !(modes & CONVOY_CHECK_LOCKSTEP));
+                      !(modes & CONVOY_CHECK_LOCKSTEP), 1);
 
 cleanup:
     for (int i = 0; scheds && i < P; i++) {

@@ -46,6 +46,9 @@ typedef struct convoy__check_case {
     int inplace;              /* MPI_IN_PLACE */
     int commutative;          /* allreduce, reduce_scatter: the operation commutes (else rank
                                  order checked) */
+    int idempotent;           /* allreduce: x op x = x (args.idempotent): a reduction may
+                                 combine overlapping contributor sets; the result must still
+                                 hold every rank's contribution (implies commutative) */
     int modes;                /* CONVOY_CHECK_LOCKSTEP | CONVOY_CHECK_SHUFFLE */
     int ops;                  /* operations in a row in shuffle mode (segment reuse), >= 1 */
     int64_t shm_bytes;        /* node segment offered to the builder (args.shm_bytes) */

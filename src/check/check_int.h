@@ -78,6 +78,7 @@ typedef struct chk_rank {
     /* traffic */
     int64_t msgs_sent, bytes_sent, msgs_recv, bytes_recv, inter_sent, inter_recv;
     int64_t send_round, recv_round; /* lockstep: last round it sent / received in */
+    int send_cnt, recv_cnt;         /* lockstep: messages sent / received in that round */
 } chk_rank;
 
 typedef struct chk_world {
@@ -119,6 +120,7 @@ typedef struct chk_world {
     int sync;
     int kw;         /* words per set */
     uint64_t *know; /* [P * kw] */
+    int ports;      /* lockstep: sends and receives per rank and round (0, 1: one each) */
     /* verdict */
     int failed;
     char reason[4096];
@@ -152,6 +154,9 @@ void chk_active_step(const chk_rank *r, int kind, char *buf, size_t len);
  * lockstep rounds st->rounds of a case that passed: fills st's predictions and returns 1
  * (reason in why) if the measurement contradicts the algorithm's analysis. */
 int chk_claims_smp(const convoy__algo *al);
+/* Lockstep ports per rank and direction the algorithm's round analysis assumes (1 for
+ * all but multi-port algorithms such as the n-way dissemination). */
+int chk_lockstep_ports(const convoy__check_case *c, const convoy__args *args);
 int chk_rounds_verdict(const convoy__check_case *c, const convoy__args *args,
                        const convoy__schedule *const *scheds, convoy__check_stats *st, char *why,
                        size_t len);

@@ -33,9 +33,10 @@ static void usage(FILE *f)
                "                        all: every known one)\n"
                "  --base C              base count c of the distributions (default 5)\n"
                "  --count LIST          allreduce element counts (default 0,1,7)\n"
-               "  --op comm,noncomm     allreduce and reduce_scatter operation kinds (default\n"
-               "                        both; noncomm only for algorithms that claim to keep\n"
-               "                        rank order)\n"
+               "  --op comm,noncomm,idem  allreduce and reduce_scatter operation kinds (default\n"
+               "                        comm,noncomm; noncomm only for algorithms that claim to\n"
+               "                        keep rank order; idem (allreduce): idempotent,\n"
+               "                        overlapping contributions allowed)\n"
                "  --inplace LIST        0,1 (default both)\n"
                "  --seeds N             seeds 1..N per case (default 2)\n"
                "  --seed S              only seed S (to reproduce a failure)\n"
@@ -50,6 +51,9 @@ static void usage(FILE *f)
                "  --stats               per-algorithm statistics (rounds, messages, bytes)\n"
                "  --verbose             one line per case with its statistics\n"
                "  --list                print every registered algorithm: <coll> <algo> <params>\n"
+               "  --dissem-table        for every P of --procs and n = 1..7 (or --param\n"
+               "                        CONVOY_DISSEM_N=n): the n-way dissemination Allreduce's\n"
+               "                        tuple and case of papers/003 Theorem 1, or fallback\n"
                "  --mutate NAME|all     run the mutation suite (each mutation must be caught):\n");
     for (int i = 0; i < convoy__check_nmutations; i++)
         fprintf(f, "                          %-10s %s\n", convoy__check_mutations[i].name,
@@ -174,7 +178,7 @@ typedef struct opts {
     strlist colls, algos, layouts, counts, ops_kinds, modes;
     intlist procs, ppn, count, inplace;
     int64_t base, shm_bytes;
-    int seeds, seed, ops, stats, verbose, smp_check;
+    int seeds, seed, ops, stats, verbose, smp_check, dissem_table;
     int64_t *ids;
     int nids;
     int nparams;
@@ -208,7 +212,10 @@ static void case_name(const convoy__check_case *c, int coll, char *buf, size_t l
     else
         snprintf(buf, len, "%s %s %s count=%lld op=%s inplace=%d seed=%llu",
                  convoy__coll_name(coll), c->algo->name, where, (long long)c->count,
-                 c->commutative ? "comm" : "noncomm", c->inplace, (unsigned long long)c->seed);
+                 c->idempotent    ? "idem"
+                 : c->commutative ? "comm"
+                                  : "noncomm",
+                 c->inplace, (unsigned long long)c->seed);
 }
 
 /* Runs one case; in mutation mode also the unmutated baseline. */
@@ -333,6 +340,8 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
                                 else if (!barrier)
                                     c.count = o->count.v[kk];
                                 c.commutative = 1;
+                                c.idempotent = coll == CONVOY_COLL_ALLREDUCE &&
+                                               strcmp(o->ops_kinds.v[oi], "idem") == 0;
                                 if (reduces && strcmp(o->ops_kinds.v[oi], "noncomm") == 0) {
                                     if (!(al->props & CONVOY_ALGO_NONCOMMUTATIVE)) continue;
                                     c.commutative = 0;
@@ -352,6 +361,49 @@ static int list_algos(void)
         else
             printf("%s %s\n", convoy__coll_name(al->coll), al->name);
     }
+    return 0;
+}
+
+/* The n-way dissemination Allreduce's last round per (P, n): the tuple and Theorem 1's
+ * case, or fallback; the rounds and messages the checker asserts; for n = 1 (papers/001)
+ * also ceil(log2 P) + 1, the rounds of recursive doubling with its fold. */
+static int dissem_table(const opts *o)
+{
+    int n0 = 1, n1 = 7;
+    for (int i = 0; i < o->nparams; i++)
+        if (!strcmp(o->params[i].name, "CONVOY_DISSEM_N") && o->params[i].value > 0)
+            n0 = n1 = (int)o->params[i].value;
+    long kases[9] = {0}, fallback = 0, total = 0, fewer = 0, ones = 0;
+    for (int ip = 0; ip < o->procs.n; ip++)
+        for (int n = n0; n <= n1; n++) {
+            const int P = (int)o->procs.v[ip];
+            if (P > 1 && n > P - 1) continue;
+            convoy__dissem_plan pl;
+            convoy__dissem_plan_make(P, n, 0, &pl);
+            char d[512];
+            convoy__dissem_plan_describe(&pl, d, sizeof d);
+            total++;
+            if (pl.kase == CONVOY_DISSEM_FALLBACK)
+                fallback++;
+            else if (pl.kase >= 0 && pl.kase < 9)
+                kases[pl.kase]++;
+            if (pl.n == 1 && P > 1) {
+                int c = 0;
+                while ((1LL << c) < P)
+                    c++;
+                ones++;
+                fewer += pl.rounds < c + 1;
+                printf("%s; ceil(log2 P) + 1 = %d\n", d, c + 1);
+            } else {
+                printf("%s\n", d);
+            }
+        }
+    printf("dissem table: %ld (P, n): plain %ld, case 1: %ld, 2: %ld, 3: %ld, 4: %ld, "
+           "4 (g_B): %ld, 5: %ld, fallback %ld",
+           total, kases[CONVOY_DISSEM_PLAIN], kases[1], kases[2], kases[3], kases[4],
+           kases[CONVOY_DISSEM_GB], kases[5], fallback);
+    if (ones) printf("; n = 1: %ld of %ld in fewer than ceil(log2 P) + 1 rounds", fewer, ones);
+    printf("\n");
     return 0;
 }
 
@@ -414,6 +466,9 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--stats")) {
             o.stats = 1;
             takes = 0;
+        } else if (!strcmp(a, "--dissem-table")) {
+            o.dissem_table = 1;
+            takes = 0;
         } else if (!strcmp(a, "--smp-check")) {
             o.smp_check = 1;
             takes = 0;
@@ -470,7 +525,8 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--op")) {
             bad = parse_strs(v, &o.ops_kinds);
             for (int k = 0; !bad && k < o.ops_kinds.n; k++)
-                bad = strcmp(o.ops_kinds.v[k], "comm") && strcmp(o.ops_kinds.v[k], "noncomm");
+                bad = strcmp(o.ops_kinds.v[k], "comm") && strcmp(o.ops_kinds.v[k], "noncomm") &&
+                      strcmp(o.ops_kinds.v[k], "idem");
         } else if (!strcmp(a, "--inplace")) {
             bad = parse_ints(v, &o.inplace);
             for (int k = 0; !bad && k < o.inplace.n; k++)
@@ -522,6 +578,10 @@ int main(int argc, char **argv)
     }
     if (list) {
         rc = list_algos();
+        goto cleanup;
+    }
+    if (o.dissem_table) {
+        rc = dissem_table(&o);
         goto cleanup;
     }
     if (!coll_given) {

@@ -138,8 +138,8 @@ static int pipelined_rounds(const convoy__args *args, const convoy__schedule *co
  * receiver (offset i (n+1)^(l-1)), so the lockstep rounds (one send and one receive per
  * rank) split each round into as many as it has messages: exactly (k-1) n + m.
  */
-static int dissem_rounds(const convoy__args *args, const convoy__schedule *const *scheds,
-                         convoy__check_stats *st, char *why, size_t len)
+static int barrier_dissem_rounds(const convoy__args *args, const convoy__schedule *const *scheds,
+                                 convoy__check_stats *st, char *why, size_t len)
 {
     (void)scheds;
     int n, k, m;
@@ -221,6 +221,44 @@ static int rs_rechalving_rounds(const convoy__args *args, const convoy__schedule
     return 0;
 }
 
+/*
+ * The n-way dissemination Allreduce (papers/003, papers/001 as n = 1;
+ * src/coll/allreduce/allreduce_dissem.c), in a lockstep with n + M ports per rank and
+ * direction (n messages of a standard round plus the last round's M windows, which are
+ * sent ahead in the round after they are made). Bound: k = ceil(log_{n+1} P) rounds for
+ * every P, tuple or fallback. Exact: max(k - 1, l_i + 1) over the windows i of the last
+ * round (l_i: the round that makes window i; a full window is made in round k - 1), so
+ * k whenever a full window travels, k - 1 when only earlier windows do (e.g. n = 1,
+ * P - 2^(k-1) made of windows of at most 2^(k-2) ranks). Messages: n (k - 1) + M per rank,
+ * the fallback's cost being its M - 1 windows beyond the one partial window of a tuple.
+ */
+static int allreduce_dissem_rounds(const convoy__args *args, const convoy__schedule *const *scheds,
+                                   convoy__check_stats *st, char *why, size_t len)
+{
+    (void)scheds;
+    const int P = args[0].topo->size;
+    convoy__dissem_plan pl;
+    convoy__allreduce_dissem_plan(&args[0], &pl);
+    char d[512];
+    convoy__dissem_plan_describe(&pl, d, sizeof d);
+    const int64_t per = args[0].count > 0 && P > 1 ? (int64_t)pl.n * (pl.k - 1) + pl.nwin : 0;
+    st->rounds_bound = args[0].count > 0 ? pl.k : 0;
+    st->rounds_exact = args[0].count > 0 ? pl.rounds : 0;
+    snprintf(st->rounds_how, sizeof st->rounds_how, "k = ceil(log_%d(%d)) = %d; %.190s", pl.n + 1,
+             P, pl.k, d);
+    if (st->rounds != st->rounds_exact || st->rounds > st->rounds_bound) {
+        snprintf(why, len, "%lld rounds, predicted %lld (bound %lld): %s", (long long)st->rounds,
+                 (long long)st->rounds_exact, (long long)st->rounds_bound, st->rounds_how);
+        return 1;
+    }
+    if (st->rank_msgs_max != per || st->msgs != per * P) {
+        snprintf(why, len, "%lld messages (at most %lld per rank), predicted %lld per rank: %s",
+                 (long long)st->msgs, (long long)st->rank_msgs_max, (long long)per, st->rounds_how);
+        return 1;
+    }
+    return 0;
+}
+
 static const struct analysis {
     int coll;
     const char *name;
@@ -228,7 +266,8 @@ static const struct analysis {
     int smp;          /* claims SMP-aware rounds */
 } analyses[] = {
     {CONVOY_COLL_ALLGATHERV, "pipelined", pipelined_rounds, 1},
-    {CONVOY_COLL_BARRIER, "dissem", dissem_rounds, 0},
+    {CONVOY_COLL_ALLREDUCE, "dissem", allreduce_dissem_rounds, 0},
+    {CONVOY_COLL_BARRIER, "dissem", barrier_dissem_rounds, 0},
     {CONVOY_COLL_REDUCE_SCATTER, "ring", rs_ring_rounds, 0},
     {CONVOY_COLL_REDUCE_SCATTER, "rechalving", rs_rechalving_rounds, 0},
 };
@@ -245,6 +284,17 @@ int chk_claims_smp(const convoy__algo *al)
 {
     const struct analysis *an = find(al);
     return an && an->smp;
+}
+
+int chk_lockstep_ports(const convoy__check_case *c, const convoy__args *args)
+{
+    if (c->algo && c->algo->coll == CONVOY_COLL_ALLREDUCE &&
+        c->algo->build == convoy__allreduce_dissem) {
+        convoy__dissem_plan pl;
+        convoy__allreduce_dissem_plan(&args[0], &pl);
+        return pl.n + pl.nwin;
+    }
+    return 1;
 }
 
 int chk_rounds_verdict(const convoy__check_case *c, const convoy__args *args,

@@ -665,7 +665,8 @@ static int cand_cmp(const void *a, const void *b)
 }
 
 /* Lockstep: all local work first, then one round in which every rank completes at most
- * one send and one receive, oldest sends first. */
+ * one send and one receive (w->ports of each for multi-port algorithms), oldest sends
+ * first. */
 static void run_lockstep(chk_world *w)
 {
     struct cand *cand = NULL;
@@ -699,9 +700,16 @@ static void run_lockstep(chk_world *w)
             chk_chan *c = &w->chans[cand[k].ci];
             if (!c->sh || !c->rh) continue;
             chk_rank *s = c->sh->owner, *d = c->rh->owner;
-            if (s->send_round == round || d->recv_round == round) continue;
+            const int ports = w->ports > 1 ? w->ports : 1;
+            if ((s->send_round == round && s->send_cnt >= ports) ||
+                (d->recv_round == round && d->recv_cnt >= ports))
+                continue;
+            if (s->send_round != round) s->send_cnt = 0;
+            if (d->recv_round != round) d->recv_cnt = 0;
             s->send_round = round;
             d->recv_round = round;
+            s->send_cnt++;
+            d->recv_cnt++;
             do_match(w, cand[k].ci);
         }
         for (int n = 0; n < w->nnodes && !w->failed; n++) {

@@ -110,6 +110,33 @@ int convoy__allreduce_rabenseifner(const convoy__args *a, convoy__schedule *s);
 double convoy__allreduce_rabenseifner_cost(const convoy__args *a, const convoy__machine *m);
 int convoy__allreduce_reduce_bcast(const convoy__args *a, convoy__schedule *s);
 double convoy__allreduce_reduce_bcast_cost(const convoy__args *a, const convoy__machine *m);
+/* n-way dissemination (papers/003, and papers/001 as n = 1): the last round's plan for
+ * (P, n), shared with the checker (round analysis, --dissem-table). */
+#define CONVOY_DISSEM_MAXWIN 128
+enum {
+    CONVOY_DISSEM_PLAIN = 0,
+    CONVOY_DISSEM_IDEM = 7,
+    CONVOY_DISSEM_GB = 6,
+    CONVOY_DISSEM_FALLBACK = -1
+}; /* else Theorem 1's case 1..5 */
+typedef struct convoy__dissem_plan {
+    int P, n, k;                       /* ranks, ways, rounds of the standard scheme */
+    int64_t m;                         /* (n+1)^(k-1): the window after k-1 rounds */
+    int kase;                          /* CONVOY_DISSEM_* or 1..5 */
+    int s, lsnd, lrcv, jsnd, jrcv;     /* the tuple (cases 1..5 and g_B) */
+    int nwin;                          /* messages of the last round */
+    int64_t win[CONVOY_DISSEM_MAXWIN]; /* their window sizes, outward from the receiver */
+    int64_t take;                      /* the receiver's window left out (0: none) */
+    int64_t extra;                     /* reductions the take-out adds */
+    int rounds;                        /* lockstep rounds (windows sent ahead) */
+} convoy__dissem_plan;
+void convoy__dissem_plan_make(int P, int n, int idempotent, convoy__dissem_plan *pl);
+void convoy__dissem_plan_describe(const convoy__dissem_plan *pl, char *buf, size_t len);
+int convoy__allreduce_dissem_n(const convoy__args *a, int *forced);
+void convoy__allreduce_dissem_plan(const convoy__args *a, convoy__dissem_plan *pl);
+int convoy__allreduce_dissem(const convoy__args *a, convoy__schedule *s);
+double convoy__allreduce_dissem_cost(const convoy__args *a, const convoy__machine *m);
+void convoy__allreduce_dissem_explain(const convoy__args *a, char *buf, size_t len);
 
 /* barrier */
 int convoy__barrier_dissem(const convoy__args *a, convoy__schedule *s);

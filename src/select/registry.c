@@ -62,6 +62,13 @@ const convoy__algo convoy__algos[] = {
      .build = convoy__allreduce_reduce_bcast,
      .cost = convoy__allreduce_reduce_bcast_cost,
      .props = CONVOY_ALGO_REPRODUCIBLE | CONVOY_ALGO_NONCOMMUTATIVE},
+    {.coll = CONVOY_COLL_ALLREDUCE,
+     .name = "dissem",
+     .build = convoy__allreduce_dissem,
+     .cost = convoy__allreduce_dissem_cost,
+     .params = "CONVOY_DISSEM_N",
+     .props = 0,
+     .explain = convoy__allreduce_dissem_explain},
 
     /* barrier */
     {.coll = CONVOY_COLL_BARRIER,

@@ -30,6 +30,7 @@
 #include "common.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "api/api.h"
 #include "convoy.h"
@@ -37,7 +38,36 @@
 
 /* --- datatypes ------------------------------------------------------------------------ */
 
-enum kind { K_INT, K_DOUBLE, K_FLOAT, K_LONG, K_SCHAR, K_CHAR, K_UNSIGNED, K_SHORT, K_2INT, K_MAT };
+enum kind {
+    K_INT,
+    K_DOUBLE,
+    K_FLOAT,
+    K_LONG,
+    K_SCHAR,
+    K_CHAR,
+    K_UNSIGNED,
+    K_SHORT,
+    K_2INT,
+    K_MAT,
+    /* the remaining predefined reduction types (allreduce_types_suite) */
+    K_I8,
+    K_U8,
+    K_I16,
+    K_U16,
+    K_I32,
+    K_U32,
+    K_I64,
+    K_U64,
+    K_LDOUBLE,
+    K_BOOL,
+    K_CFLOAT,
+    K_CDOUBLE,
+    K_FLOAT_INT, /* the MINLOC/MAXLOC pair types */
+    K_DOUBLE_INT,
+    K_LONG_INT,
+    K_SHORT_INT,
+    K_LDOUBLE_INT
+};
 
 /* A datatype and where its basic elements lie: element e's b-th basic element is at byte
  * e * extent + offs[b] from the buffer pointer. lb < 0 means bytes before the pointer
@@ -50,7 +80,26 @@ typedef struct layout {
     int nb;    /* basic elements per element */
     int offs[4];
     MPI_Aint lb, extent;
+    /* Types with padding inside an element (pair types, x87 long double): the data bytes
+     * [doff[d], doff[d] + dlen[d]); the others are not compared (ndata 0: all are). */
+    int ndata, doff[2], dlen[2];
 } layout;
+
+/* Zeroes the padding bytes of count elements (MPI moves only data bytes; a reduction may
+ * copy a whole struct, padding included, out of scratch memory). */
+static void unpad(const layout *l, int64_t count, char *p)
+{
+    if (!l->ndata) return;
+    for (int64_t e = 0; e < count; e++) {
+        char *el = p + e * (int64_t)l->extent;
+        for (int64_t b = 0; b < (int64_t)l->extent; b++) {
+            int data = 0;
+            for (int d = 0; d < l->ndata; d++)
+                data |= b >= l->doff[d] && b < l->doff[d] + l->dlen[d];
+            if (!data) el[b] = 0;
+        }
+    }
+}
 
 static layout L_int, L_double, L_float, L_long, L_schar, L_char, L_unsigned, L_short, L_2int, L_mat,
     L_vec, L_vec3, L_vecneg;
@@ -214,7 +263,100 @@ static void store(int kind, void *p, int64_t v)
 
 static int is_signed_kind(int kind)
 {
-    return kind != K_UNSIGNED;
+    return kind != K_UNSIGNED && kind != K_U8 && kind != K_U16 && kind != K_U32 && kind != K_U64 &&
+           kind != K_BOOL;
+}
+
+/* The extra kinds: integers of every width, long double, bool, complex. */
+static int store_extra(int kind, int vc, void *p, int64_t v, uint64_t h)
+{
+#define ST(T)                                                                                      \
+    {                                                                                              \
+        T x = (T)v;                                                                                \
+        memcpy(p, &x, sizeof x);                                                                   \
+        return 1;                                                                                  \
+    }
+    switch (kind) {
+    case K_I8: ST(int8_t)
+    case K_U8: ST(uint8_t)
+    case K_I16: ST(int16_t)
+    case K_U16: ST(uint16_t)
+    case K_I32: ST(int32_t)
+    case K_U32: ST(uint32_t)
+    case K_I64: ST(int64_t)
+    case K_U64: ST(uint64_t)
+    case K_BOOL: ST(_Bool)
+    case K_LDOUBLE: {
+        long double x = (long double)v;
+        memcpy(p, &x, sizeof x < 10 ? sizeof x : 10); /* x87: 10 data bytes, then padding */
+        return 1;
+    }
+    /* Complex products get real factors 1, 2 (no sums that cancel to a zero whose sign
+     * depends on the order); sums imaginary parts -1, 0, 1. */
+    case K_CFLOAT: {
+        float x[2] = {vc == V_PROD ? (float)(1 + (h >> 5) % 2) : (float)v,
+                      vc == V_PROD ? 0.0f : (float)((int)((h >> 5) % 3) - 1)};
+        memcpy(p, x, sizeof x);
+        return 1;
+    }
+    case K_CDOUBLE: {
+        double x[2] = {vc == V_PROD ? (double)(1 + (h >> 5) % 2) : (double)v,
+                       vc == V_PROD ? 0.0 : (double)((int)((h >> 5) % 3) - 1)};
+        memcpy(p, x, sizeof x);
+        return 1;
+    }
+    default: return 0;
+    }
+#undef ST
+}
+
+/* Where the int of a pair type lies (as in the C struct {T v; int i;}) and sizeof(T). */
+static int pair_ioff(int kind, int *vsize)
+{
+#define OFF(T)                                                                                     \
+    {                                                                                              \
+        struct pr {                                                                                \
+            T v;                                                                                   \
+            int i;                                                                                 \
+        };                                                                                         \
+        *vsize = (int)sizeof(T);                                                                   \
+        return (int)offsetof(struct pr, i);                                                        \
+    }
+    switch (kind) {
+    case K_FLOAT_INT: OFF(float)
+    case K_DOUBLE_INT: OFF(double)
+    case K_LONG_INT: OFF(long)
+    case K_SHORT_INT: OFF(short)
+    case K_LDOUBLE_INT: OFF(long double)
+    default: *vsize = (int)sizeof(int); return (int)sizeof(int);
+    }
+#undef OFF
+}
+
+/* A MINLOC/MAXLOC pair {value, int}: few distinct values (ties), any indices. */
+static int store_pair(int kind, void *p, uint64_t h)
+{
+    const int v = (int)(h % 4), idx = (int)((h >> 8) % 10) - 5;
+#define PAIR(T)                                                                                    \
+    {                                                                                              \
+        struct {                                                                                   \
+            T v;                                                                                   \
+            int i;                                                                                 \
+        } x;                                                                                       \
+        T tv = (T)v;                                                                               \
+        memcpy(p, &tv, sizeof tv < 10 ? sizeof tv : 10); /* long double: 10 data bytes */          \
+        memcpy((char *)p + ((char *)&x.i - (char *)&x), &idx, sizeof idx);                         \
+        return 1;                                                                                  \
+    }
+    switch (kind) {
+    case K_FLOAT_INT: PAIR(float)
+    case K_DOUBLE_INT: PAIR(double)
+    case K_LONG_INT: PAIR(long)
+    case K_SHORT_INT: PAIR(short)
+    case K_LDOUBLE_INT: PAIR(long double)
+    default: return 0;
+    }
+#undef PAIR
 }
 
 /* Writes the value of basic element (rank, i) of class vc at p. */
@@ -222,7 +364,9 @@ static void gen_value(int kind, int vc, void *p, uint64_t seed, int rank, int64_
 {
     uint64_t h = tc_hash(seed, rank, i);
     int64_t v = 0;
-    const bool small = kind == K_SCHAR || kind == K_CHAR;
+    const bool small =
+        kind == K_SCHAR || kind == K_CHAR || kind == K_I8 || kind == K_U8 || kind == K_BOOL;
+    if (store_pair(kind, p, h)) return;
     if (kind == K_2INT) {
         /* MAXLOC/MINLOC: few distinct values (ties), any indices. */
         int x[2] = {(int)(h % 4), (int)((h >> 8) % 10) - 5};
@@ -280,6 +424,7 @@ static void gen_value(int kind, int vc, void *p, uint64_t seed, int rank, int64_
             v = (int64_t)(h >> 3);
         break;
     }
+    if (store_extra(kind, vc, p, v, h)) return;
     store(kind, p, v);
 }
 
@@ -618,6 +763,7 @@ static void case_allreduce(const tcomm *c, const layout *l, const opdesc *o, int
         return;
     }
     fill(l, o->vc, sb.p, 0, (int64_t)count * l->nb, seed, c->rank);
+    unpad(l, count, exp.p);
 
     /* The native collective must agree with the reference (else the test is wrong). */
     {
@@ -627,6 +773,7 @@ static void case_allreduce(const tcomm *c, const layout *l, const opdesc *o, int
         if (inplace) fill(l, o->vc, rb.p, 0, (int64_t)count * l->nb, seed, c->rank);
         int rc =
             PMPI_Allreduce(inplace ? MPI_IN_PLACE : sb.p, rb.p, count, l->type, *o->op, c->comm);
+        unpad(l, count, rb.p);
         int ok = rc == MPI_SUCCESS && same(&rb, &exp, l, detail, sizeof detail);
         if (rc != MPI_SUCCESS) snprintf(detail, sizeof detail, "%s", tc_errstr(rc, e, sizeof e));
         tc_check(c->comm, ok, w2, detail);
@@ -647,6 +794,7 @@ static void case_allreduce(const tcomm *c, const layout *l, const opdesc *o, int
             g_bad_op_type = 0;
             int rc = run_allreduce(m, inplace ? MPI_IN_PLACE : sb.p, rb.p, count, l->type, *o->op,
                                    c->comm, why, sizeof why);
+            unpad(l, count, rb.p);
             int ok = rc == MPI_SUCCESS && same(&rb, &exp, l, detail, sizeof detail);
             if (rc != MPI_SUCCESS)
                 snprintf(detail, sizeof detail, "%s %s", why, tc_errstr(rc, e, sizeof e));
@@ -720,6 +868,96 @@ static void allreduce_suite(const tcomm *c, uint64_t seed)
         /* >= 8 MB per process. */
         case_allreduce(c, &L_int, &O_SUM, (8 << 20) / 4 + 1, 0, M_BLOCKING, seed + 407);
         case_allreduce(c, &L_double, &O_MAX, (8 << 20) / 8 + 5, 1, M_BLOCKING, seed + 408);
+    }
+}
+
+/* Every predefined reduction type not covered above, with every predefined op defined for
+ * it (MPI-3.1 §5.9.2): C integers of every width (and the fixed-width ones), long double,
+ * C bool (logical ops), MPI_BYTE (bitwise ops), complex (SUM, PROD), and MINLOC/MAXLOC
+ * on every pair type. Integer values throughout, so floating results compare exactly.
+ * Counts 1 and an odd count, blocking; MPI_IN_PLACE once per type. */
+static void allreduce_types_suite(const tcomm *c, uint64_t seed)
+{
+    static MPI_Op P_LXOR;
+    static opdesc O_LXOR = {"LXOR", &P_LXOR, V_LOR, 1};
+    P_LXOR = MPI_LXOR;
+    struct {
+        const char *name;
+        MPI_Datatype t;
+        int kind, size, cls; /* cls: 0 integer, 1 floating, 2 bool, 3 byte, 4 complex, 5 pair */
+    } ts[] = {
+        {"unsigned-char", MPI_UNSIGNED_CHAR, K_U8, 1, 0},
+        {"unsigned-short", MPI_UNSIGNED_SHORT, K_U16, 2, 0},
+        {"unsigned-long", MPI_UNSIGNED_LONG, sizeof(long) == 8 ? K_U64 : K_U32, (int)sizeof(long),
+         0},
+        {"long-long", MPI_LONG_LONG, K_I64, 8, 0},
+        {"unsigned-long-long", MPI_UNSIGNED_LONG_LONG, K_U64, 8, 0},
+        {"int8", MPI_INT8_T, K_I8, 1, 0},
+        {"uint8", MPI_UINT8_T, K_U8, 1, 0},
+        {"int16", MPI_INT16_T, K_I16, 2, 0},
+        {"uint16", MPI_UINT16_T, K_U16, 2, 0},
+        {"int32", MPI_INT32_T, K_I32, 4, 0},
+        {"uint32", MPI_UINT32_T, K_U32, 4, 0},
+        {"int64", MPI_INT64_T, K_I64, 8, 0},
+        {"uint64", MPI_UINT64_T, K_U64, 8, 0},
+        {"long-double", MPI_LONG_DOUBLE, K_LDOUBLE, (int)sizeof(long double), 1},
+        {"c-bool", MPI_C_BOOL, K_BOOL, (int)sizeof(_Bool), 2},
+        {"byte", MPI_BYTE, K_U8, 1, 3},
+        {"c-float-complex", MPI_C_FLOAT_COMPLEX, K_CFLOAT, 8, 4},
+        {"c-double-complex", MPI_C_DOUBLE_COMPLEX, K_CDOUBLE, 16, 4},
+        {"float-int", MPI_FLOAT_INT, K_FLOAT_INT, 0, 5},
+        {"double-int", MPI_DOUBLE_INT, K_DOUBLE_INT, 0, 5},
+        {"long-int", MPI_LONG_INT, K_LONG_INT, 0, 5},
+        {"short-int", MPI_SHORT_INT, K_SHORT_INT, 0, 5},
+        {"long-double-int", MPI_LONG_DOUBLE_INT, K_LDOUBLE_INT, 0, 5},
+        {"2int", MPI_2INT, K_2INT, 0, 5}, /* MAXLOC/MINLOC above; again with LOC odd counts */
+    };
+    const opdesc *arith[] = {&O_SUM, &O_PROD, &O_MAX, &O_MIN};
+    const opdesc *bits[] = {&O_BAND, &O_BOR, &O_BXOR};
+    const opdesc *logic[] = {&O_LAND, &O_LOR, &O_LXOR};
+    const opdesc *cplx[] = {&O_SUM, &O_PROD};
+    const opdesc *loc[] = {&O_MAXLOC, &O_MINLOC};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) {
+        layout l;
+        MPI_Aint lb, ext;
+        MPI_Type_get_extent(ts[i].t, &lb, &ext);
+        layout_basic(&l, ts[i].name, ts[i].t, ts[i].kind, ts[i].size ? ts[i].size : (int)ext);
+        l.extent = ext;
+        const int ld = sizeof(long double) == 16 ? 10 : (int)sizeof(long double); /* x87 */
+        if (ts[i].kind == K_LDOUBLE && ld < (int)ext) {
+            l.ndata = 1;
+            l.dlen[0] = ld;
+        }
+        if (ts[i].cls == 5) { /* {value, int}: where the int lies, as in the C struct */
+            int vsize = 0;
+            l.ndata = 2;
+            l.doff[1] = pair_ioff(ts[i].kind, &vsize);
+            l.dlen[0] = ts[i].kind == K_LDOUBLE_INT ? ld : vsize;
+            l.dlen[1] = (int)sizeof(int);
+        }
+        const opdesc *ops[12];
+        int no = 0;
+        if (ts[i].cls == 0 || ts[i].cls == 1)
+            for (int k = 0; k < 4; k++)
+                ops[no++] = arith[k];
+        if (ts[i].cls == 0 || ts[i].cls == 3)
+            for (int k = 0; k < 3; k++)
+                ops[no++] = bits[k];
+        if (ts[i].cls == 0 || ts[i].cls == 2)
+            for (int k = 0; k < 3; k++)
+                ops[no++] = logic[k];
+        if (ts[i].cls == 4)
+            for (int k = 0; k < 2; k++)
+                ops[no++] = cplx[k];
+        if (ts[i].cls == 5)
+            for (int k = 0; k < 2; k++)
+                ops[no++] = loc[k];
+        for (int k = 0; k < no; k++) {
+            const uint64_t sd = seed + 1000 + 50 * (uint64_t)i + (uint64_t)k;
+            case_allreduce(c, &l, ops[k], 1, 0, M_BLOCKING, sd);
+            if (g_quick) continue;
+            case_allreduce(c, &l, ops[k], 41 + 2 * k, k == 0, M_BLOCKING, sd + 20);
+        }
     }
 }
 
@@ -1572,6 +1810,7 @@ int main(int argc, char **argv)
         uint64_t seed = 1000003ull * (uint64_t)(k + 1);
         if (k == 1 && ws < 2) continue; /* odd/even is the world again */
         allreduce_suite(c, seed);
+        if (k == 0) allreduce_types_suite(c, seed); /* the world only: enough */
         allgatherv_suite(c, seed + 5000);
         if (one_host) check_topo(c);
         case_forced_builds(c, seed);
