@@ -22,4 +22,8 @@ int convoy__run_schedule(const convoy__schedule *s, const void *sendbuf, MPI_Dat
 /* The decomposition Convoy uses for comm (made on first use; blocking, collective). */
 int convoy__comm_topo(MPI_Comm comm, const convoy__topo **topo);
 
+/* The data bytes of comm's node segment, 0 without one (what builders get as
+ * args.shm_bytes; blocking, collective on first use). */
+int convoy__comm_shm_bytes(MPI_Comm comm, int64_t *bytes);
+
 #endif
