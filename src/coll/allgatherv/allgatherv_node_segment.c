@@ -114,7 +114,7 @@ static int stream_layout(const convoy__args *a, int64_t *nslots, int64_t *slot)
         ns = S / es;
         c = es;
     }
-    if (c >= 128) c &= ~(int64_t)63; /* slots a cache line apart */
+    if (c >= 128 && (c & ~(int64_t)63) >= es) c &= ~(int64_t)63; /* a cache line apart */
     *nslots = ns;
     *slot = c;
     return ns >= 1 && S >= es;
