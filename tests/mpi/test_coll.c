@@ -26,7 +26,7 @@
  * by hand from CONVOY_NODEMAP / CONVOY_PPN (when all processes share one host).
  *
  * Usage: mpirun -n P test_coll [--large] [--quick] [--stream]; CONVOY_TEST_VERBOSE=1 names
- * each case. --stream runs only Allgatherv data about 200 node segments large (run it with a
+ * each case. --stream runs only Allgatherv data about 300 node segments large (run it with a
  * small CONVOY_SEGMENT_BYTES and virtual nodes): the default choice and node_segment.
  */
 #include "common.h"
@@ -728,7 +728,7 @@ static void allreduce_suite(const tcomm *c, uint64_t seed)
 enum ckind { C_RANDOM0, C_ZEROS, C_ONE, C_255, C_ODD, C_SINGLE, C_LARGE, C_STREAM };
 static const char *ckind_name[] = {"random-with-zeros", "all-zero", "all-1", "all-255", "odd",
                                    "one-nonzero",       "large",    "stream"};
-/* --stream: the receive buffer bytes the C_STREAM counts aim at (about 200 node segments). */
+/* --stream: the receive buffer bytes the C_STREAM counts aim at (about 300 node segments). */
 static int64_t g_stream_bytes;
 enum dkind { D_PACKED, D_GAPPED };
 
@@ -754,8 +754,10 @@ static void make_counts(gv *g, int p, int ck, int dk, int mult, int64_t large_el
         case C_ODD: c = 2 * (int)(h % 50) + 1; break;
         case C_SINGLE: c = r == (int)(seed % (uint64_t)p) ? 57 : 0; break;
         case C_LARGE: c = (int)(large_elems / p) + r; break;
-        case C_STREAM:
-            c = h % 5 == 0 ? 0 : (int)(large_elems / p / 2 + h % (uint64_t)(large_elems / p + 1));
+        case C_STREAM: /* one empty rank (p >= 4), the others 1/2 .. 3/2 of the average */
+            c = p >= 4 && r == (int)(seed % (uint64_t)p)
+                    ? 0
+                    : (int)(large_elems / p / 2 + h % (uint64_t)(large_elems / p + 1));
             break;
         }
         g->rcounts[r] = c * mult;
@@ -943,13 +945,13 @@ static void allgatherv_suite(const tcomm *c, uint64_t seed)
 }
 
 /* --stream (run with a small CONVOY_SEGMENT_BYTES and virtual nodes): Allgatherv data about
- * 200 segments large streams through the node segment; types, in place, every mode. */
+ * 300 segments large streams through the node segment; types, in place, every mode. */
 static void stream_suite(const tcomm *c, uint64_t seed)
 {
     const int BN = M_BLOCKING | M_NONBLOCKING, ALL = BN | M_PERSISTENT;
     int64_t seg = 0;
     convoy__comm_shm_bytes(c->comm, &seg);
-    g_stream_bytes = 200 * (seg > 0 ? seg : 4096);
+    g_stream_bytes = 300 * (seg > 0 ? seg : 4096); /* >= 3/8 of it: > 100 segments */
     case_allgatherv(c, &L_int, &L_int, C_STREAM, D_GAPPED, 0, ALL, seed);
     case_allgatherv(c, &L_double, &L_double, C_STREAM, D_PACKED, 1, BN, seed + 1);
     case_allgatherv(c, &L_int, &L_vec, C_STREAM, D_GAPPED, 0, BN, seed + 2);
