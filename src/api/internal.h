@@ -134,6 +134,10 @@ struct convoy_request_s {
     convoy__exec x;
     int running; /* x is started and not yet finished */
     uint64_t epoch, shm_seq;
+    /* CONVOY_CHECK_ARGS: a segment number taken for an operation whose segment schedule
+     * does not run (it uses no segment, or the agreement failed) is passed through with an
+     * empty segment schedule (gate, then release), so the node's numbers stay in step. */
+    int seg_taken, seg_pass, in_pass, pass_err;
     /* The call's arguments, kept for persistent restarts and the native path. */
     const void *sendbuf;
     void *recvbuf;

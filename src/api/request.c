@@ -72,6 +72,22 @@ static int start_schedule(convoy_request r)
     return rc;
 }
 
+/* No steps, one flag: the executor waits at the segment's gate, then releases it. */
+static const convoy__schedule seg_pass_sched = {.nflags = 1};
+
+static int start_pass(convoy_request r)
+{
+    convoy__cstate *cs = r->cs;
+    if (r->running) convoy__exec_free(&r->x);
+    convoy__mpi_transport_init(&r->tr, cs->priv, cs->tag_ub, r->stype, r->rtype, r->op, r->op_type,
+                               cs->shm, r->shm_seq);
+    int rc = convoy__exec_start(&r->x, &seg_pass_sched, &r->tr.t, &cs->topo, r->sendbuf, r->recvbuf,
+                                r->epoch);
+    r->running = rc == 0;
+    r->in_pass = rc == 0;
+    return rc;
+}
+
 static int forced_native(const convoy_request r)
 {
     const char *v = r->cfg.algo[r->coll];
@@ -107,7 +123,15 @@ static int begin(convoy_request r)
     if (r->deferred) return MPI_SUCCESS;
     /* (No schedule: an argument error waits for the CONVOY_CHECK_ARGS agreement.) */
     const convoy__schedule *s = r->entry ? &r->entry->sched : NULL;
-    r->shm_seq = s && (s->nflags > 0 || s->shm_bytes > 0) ? cs->shm_seq++ : 0;
+    const int uses = s && (s->nflags > 0 || s->shm_bytes > 0);
+    /* With CONVOY_CHECK_ARGS the ranks may disagree on the arguments (that is what the
+     * agreement finds), hence on whether the schedule uses the segment, or have no schedule:
+     * then every rank with a segment takes a number, and passes it (start_pass) when its
+     * segment schedule does not run. */
+    r->seg_pass = r->nagree > 0 && cs->shm && !uses;
+    r->seg_taken = uses || r->seg_pass;
+    r->in_pass = r->pass_err = 0;
+    r->shm_seq = r->seg_taken ? cs->shm_seq++ : 0;
     /* With CONVOY_CHECK_ARGS the schedule starts once all ranks agreed. */
     return r->nagree > 0 ? convoy__agree_start(r) : start_schedule(r);
 }
@@ -178,9 +202,20 @@ static int step(convoy_request r, int *done)
         if (!agreed) return 0;
         rc = convoy__agree_finish(r);
         if (r->local_err) rc = r->local_err;
-        if (rc || (rc = start_schedule(r))) goto out;
+        if (rc && r->seg_taken) {
+            r->pass_err = rc; /* reported once the segment number is passed */
+            rc = start_pass(r);
+        } else if (!rc) {
+            rc = start_schedule(r);
+        }
+        if (rc) goto out;
     }
     rc = convoy__exec_progress(&r->x, done);
+    if (!rc && *done && r->seg_pass && !r->in_pass) {
+        *done = 0;
+        if (!(rc = start_pass(r))) rc = convoy__exec_progress(&r->x, done);
+    }
+    if (!rc && *done && r->in_pass) rc = r->pass_err;
 out:
     if (rc) *done = 1; /* an error ends the operation: report it, do not hang */
     if (*done) {

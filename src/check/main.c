@@ -48,6 +48,10 @@ static void usage(FILE *f)
                "  --smp-check           lockstep: fail a round in which a node sends or receives\n"
                "                        more than one inter-node message (always on for\n"
                "                        algorithms that claim it, e.g. allgatherv pipelined)\n"
+               "  --assert-inter-spread R  fail a case with regular data (equal non-zero counts,\n"
+               "                        equal node sizes, more than one node) in which one rank\n"
+               "                        sends + receives more than R times the inter-node bytes\n"
+               "                        of another (the spread over a node's processes/lanes)\n"
                "  --stats               per-algorithm statistics (rounds, messages, bytes)\n"
                "  --verbose             one line per case with its statistics\n"
                "  --list                print every registered algorithm: <coll> <algo> <params>\n"
@@ -155,6 +159,7 @@ typedef struct agg {
     long cases;
     int64_t rounds, msgs, bytes, rank_inter, node_out, node_in, lane_max;
     double lane_ratio, rank_ratio; /* worst max/min over cases with inter-node traffic */
+    long spread_cases;             /* cases the inter-node spread was asserted on */
 } agg;
 
 static void agg_add(agg *g, const convoy__check_stats *st)
@@ -179,6 +184,7 @@ typedef struct opts {
     intlist procs, ppn, count, inplace;
     int64_t base, shm_bytes;
     int seeds, seed, ops, stats, verbose, smp_check, dissem_table;
+    double spread; /* --assert-inter-spread (0: off) */
     int64_t *ids;
     int nids;
     int nparams;
@@ -216,6 +222,24 @@ static void case_name(const convoy__check_case *c, int coll, char *buf, size_t l
                  : c->commutative ? "comm"
                                   : "noncomm",
                  c->inplace, (unsigned long long)c->seed);
+}
+
+/* Regular data: equal non-zero counts on equal nodes, more than one node. The spread of
+ * inter-node bytes over the ranks is only a property of the algorithm there (a node of one
+ * process must move everything its node sends or receives, whatever the algorithm). */
+static int regular_data(const convoy__check_case *c)
+{
+    if (c->coll != CONVOY_COLL_ALLGATHERV || strcmp(c->counts, "regular") || c->base <= 0) return 0;
+    int64_t *ids = malloc((size_t)c->procs * sizeof *ids);
+    convoy__topo t;
+    int ok = ids && (c->ids ? (memcpy(ids, c->ids, (size_t)c->procs * sizeof *ids), 1)
+                            : !convoy__layout_ids(c->layout, c->procs, c->ppn, c->seed, ids));
+    ok = ok && !convoy__topo_from_ids(&t, c->procs, 0, ids);
+    free(ids);
+    if (!ok) return 0;
+    int regular = t.nnodes > 1 && (t.flags & CONVOY_TOPO_REGULAR);
+    convoy__topo_free(&t);
+    return regular;
 }
 
 /* Runs one case; in mutation mode also the unmutated baseline. */
@@ -274,6 +298,21 @@ static void run_case(convoy__check_case *c, const opts *o, const convoy__check_m
         t->failed++;
         return;
     }
+    if (o->spread > 0 && regular_data(c)) {
+        const int64_t mx = res.st.rank_inter_max, mn = res.st.rank_inter_min;
+        if (g) {
+            g->spread_cases++;
+            const double ratio = mn > 0 ? (double)mx / (double)mn : mx > 0 ? 1e300 : 1;
+            if (ratio > g->rank_ratio) g->rank_ratio = ratio;
+        }
+        if ((double)mx > o->spread * (double)mn) {
+            printf("FAIL %s: inter-node bytes per rank range over %lld..%lld, more than %g "
+                   "times apart on regular data\n",
+                   name, (long long)mn, (long long)mx, o->spread);
+            t->failed++;
+            return;
+        }
+    }
     t->passed++;
     if (g) agg_add(g, &res.st);
     if (!o->verbose) return;
@@ -286,11 +325,13 @@ static void run_case(convoy__check_case *c, const opts *o, const convoy__check_m
                  (long long)res.st.rounds_bound, res.st.rounds_how);
     }
     printf("ok %s: rounds %lld%s, messages %lld (max %lld per rank), bytes %lld (max %lld per "
-           "rank), inter-node bytes per node max out %lld in %lld, per lane %lld..%lld\n",
+           "rank), inter-node bytes per node max out %lld in %lld, per lane %lld..%lld, per "
+           "rank %lld..%lld\n",
            name, (long long)res.st.rounds, pred, (long long)res.st.msgs,
            (long long)res.st.rank_msgs_max, (long long)res.st.bytes,
            (long long)res.st.rank_bytes_max, (long long)res.st.node_out_max,
-           (long long)res.st.node_in_max, (long long)res.st.lane_min, (long long)res.st.lane_max);
+           (long long)res.st.node_in_max, (long long)res.st.lane_min, (long long)res.st.lane_max,
+           (long long)res.st.rank_inter_min, (long long)res.st.rank_inter_max);
 }
 
 static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
@@ -544,6 +585,10 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--ops")) {
             o.ops = atoi(v);
             bad = o.ops < 1;
+        } else if (!strcmp(a, "--assert-inter-spread")) {
+            char *e;
+            o.spread = strtod(v, &e);
+            bad = *e || !(o.spread >= 1);
         } else if (!strcmp(a, "--shm-bytes")) {
             char *e;
             o.shm_bytes = strtoll(v, &e, 10);
@@ -659,6 +704,11 @@ int main(int argc, char **argv)
                    convoy__coll_name(g->algo->coll), g->algo->name, g->cases, (long long)g->rounds,
                    (long long)g->msgs, (long long)g->bytes, (long long)g->rank_inter,
                    (long long)g->node_out, (long long)g->node_in, (long long)g->lane_max);
+            if (g->spread_cases)
+                printf("spread %s %s: %ld cases with regular data; worst inter-node bytes per "
+                       "rank max/min %.3f\n",
+                       convoy__coll_name(g->algo->coll), g->algo->name, g->spread_cases,
+                       g->rank_ratio);
         }
         printf("%.2f s\n",
                (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));

@@ -100,6 +100,10 @@ double convoy__allgatherv_pipelined_cost(const convoy__args *a, const convoy__ma
 /* Its block size in elements of the receive type (the checker predicts rounds from it). */
 int64_t convoy__allgatherv_pipelined_block(const convoy__args *a);
 void convoy__allgatherv_pipelined_explain(const convoy__args *a, char *buf, size_t len);
+int convoy__allgatherv_node_segment(const convoy__args *a, convoy__schedule *s);
+int convoy__allgatherv_node_segment_applicable(const convoy__args *a);
+double convoy__allgatherv_node_segment_cost(const convoy__args *a, const convoy__machine *m);
+void convoy__allgatherv_node_segment_explain(const convoy__args *a, char *buf, size_t len);
 
 /* allreduce */
 int convoy__allreduce_recdbl(const convoy__args *a, convoy__schedule *s);

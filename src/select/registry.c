@@ -40,6 +40,14 @@ const convoy__algo convoy__algos[] = {
      .params = "CONVOY_ALLGATHERV_BLOCK",
      .props = CONVOY_ALGO_REPRODUCIBLE,
      .explain = convoy__allgatherv_pipelined_explain},
+    {.coll = CONVOY_COLL_ALLGATHERV,
+     .name = "node_segment",
+     .build = convoy__allgatherv_node_segment,
+     .applicable = convoy__allgatherv_node_segment_applicable,
+     .cost = convoy__allgatherv_node_segment_cost,
+     .params = "CONVOY_ALLGATHERV_SHM_SLOTS CONVOY_ALLGATHERV_SHM_UNIT",
+     .props = CONVOY_ALGO_REPRODUCIBLE,
+     .explain = convoy__allgatherv_node_segment_explain},
 
     /* allreduce */
     {.coll = CONVOY_COLL_ALLREDUCE,

@@ -25,7 +25,9 @@
  * The decomposition Convoy uses for each communicator is checked against the one derived
  * by hand from CONVOY_NODEMAP / CONVOY_PPN (when all processes share one host).
  *
- * Usage: mpirun -n P test_coll [--large] [--quick]; CONVOY_TEST_VERBOSE=1 names each case.
+ * Usage: mpirun -n P test_coll [--large] [--quick] [--stream]; CONVOY_TEST_VERBOSE=1 names
+ * each case. --stream runs only Allgatherv data about 300 node segments large (run it with a
+ * small CONVOY_SEGMENT_BYTES and virtual nodes): the default choice and node_segment.
  */
 #include "common.h"
 
@@ -682,7 +684,10 @@ static int applies(const tcomm *c, const convoy__algo *al)
 {
     if (!al->applicable) return 1;
     const convoy__topo *topo;
-    if (convoy__comm_topo(c->comm, &topo) != MPI_SUCCESS) return 0;
+    int64_t shm_bytes;
+    if (convoy__comm_topo(c->comm, &topo) != MPI_SUCCESS ||
+        convoy__comm_shm_bytes(c->comm, &shm_bytes) != MPI_SUCCESS)
+        return 0;
     int64_t *v = malloc(2 * (size_t)c->size * sizeof *v);
     for (int r = 0; r < c->size; r++)
         v[r] = 1, v[c->size + r] = r;
@@ -694,7 +699,8 @@ static int applies(const tcomm *c, const convoy__algo *al)
                       .displs = v + c->size,
                       .stype = t,
                       .rtype = t,
-                      .commutative = 1};
+                      .commutative = 1,
+                      .shm_bytes = shm_bytes};
     int ok = al->applicable(&a);
     free(v);
     return ok;
@@ -963,9 +969,11 @@ static void allreduce_types_suite(const tcomm *c, uint64_t seed)
 
 /* --- Allgatherv cases ----------------------------------------------------------------------- */
 
-enum ckind { C_RANDOM0, C_ZEROS, C_ONE, C_255, C_ODD, C_SINGLE, C_LARGE };
+enum ckind { C_RANDOM0, C_ZEROS, C_ONE, C_255, C_ODD, C_SINGLE, C_LARGE, C_STREAM };
 static const char *ckind_name[] = {"random-with-zeros", "all-zero", "all-1", "all-255", "odd",
-                                   "one-nonzero",       "large"};
+                                   "one-nonzero",       "large",    "stream"};
+/* --stream: the receive buffer bytes the C_STREAM counts aim at (about 300 node segments). */
+static int64_t g_stream_bytes;
 enum dkind { D_PACKED, D_GAPPED };
 
 typedef struct gv {
@@ -990,6 +998,11 @@ static void make_counts(gv *g, int p, int ck, int dk, int mult, int64_t large_el
         case C_ODD: c = 2 * (int)(h % 50) + 1; break;
         case C_SINGLE: c = r == (int)(seed % (uint64_t)p) ? 57 : 0; break;
         case C_LARGE: c = (int)(large_elems / p) + r; break;
+        case C_STREAM: /* one empty rank (p >= 4), the others 1/2 .. 3/2 of the average */
+            c = p >= 4 && r == (int)(seed % (uint64_t)p)
+                    ? 0
+                    : (int)(large_elems / p / 2 + h % (uint64_t)(large_elems / p + 1));
+            break;
         }
         g->rcounts[r] = c * mult;
         nonzero += c != 0;
@@ -1067,7 +1080,8 @@ static void case_allgatherv(const tcomm *c, const layout *sl, const layout *rl, 
     gv g;
     /* Each rank's count in receive elements must give whole send elements. */
     int mult = sl->nb / gcd(sl->nb, rl->nb);
-    int64_t large_elems = (int64_t)(8 << 20) / (rl->bsize * rl->nb) + 1;
+    int64_t large_elems =
+        (ck == C_STREAM ? g_stream_bytes : (int64_t)(8 << 20)) / (rl->bsize * rl->nb) + 1;
     make_counts(&g, c->size, ck, dk, mult, large_elems, seed);
     int scount = (int)((int64_t)g.rcounts[c->rank] * rl->nb / sl->nb);
     snprintf(what, sizeof what, "allgatherv comm=%s send=%s recv=%s counts=%s displs=%s%s", c->name,
@@ -1100,6 +1114,22 @@ static void case_allgatherv(const tcomm *c, const layout *sl, const layout *rl, 
 
     const char *algos[32];
     int na = algo_list(c, CONVOY_COLL_ALLGATHERV, 0, algos, 32);
+    if (ck == C_STREAM) {
+        /* Streaming through the segment: the default choice and the node-segment algorithm,
+         * which must apply, on data at least 100 segments large. */
+        int64_t seg = 0, bytes = 0;
+        convoy__comm_shm_bytes(c->comm, &seg);
+        for (int r = 0; r < c->size; r++)
+            bytes += (int64_t)g.rcounts[r] * rl->bsize * rl->nb;
+        int found = 0;
+        for (int a = 1; a < na; a++)
+            if (strcmp(algos[a], "node_segment") == 0) found = 1;
+        snprintf(detail, sizeof detail, "segment %lld bytes, data %lld bytes, node_segment %s",
+                 (long long)seg, (long long)bytes, found ? "applies" : "does not apply");
+        tc_check(c->comm, seg > 0 && bytes >= 100 * seg && found, what, detail);
+        algos[1] = "node_segment";
+        na = found ? 2 : 1;
+    }
     /* Equal counts, packed: convoy_Allgather too. */
     int regular = dk == D_PACKED;
     for (int r = 0; r < c->size; r++)
@@ -1166,6 +1196,21 @@ static void allgatherv_suite(const tcomm *c, uint64_t seed)
     case_allgatherv(c, &L_int, &L_vecneg, C_RANDOM0, D_GAPPED, 1, BN, seed + 55);
     case_allgatherv(c, &L_vec, &L_vec, C_SINGLE, D_GAPPED, 1, B, seed + 56);
     if (g_large) case_allgatherv(c, &L_int, &L_int, C_LARGE, D_GAPPED, 0, B, seed + 60);
+}
+
+/* --stream (run with a small CONVOY_SEGMENT_BYTES and virtual nodes): Allgatherv data about
+ * 300 segments large streams through the node segment; types, in place, every mode. */
+static void stream_suite(const tcomm *c, uint64_t seed)
+{
+    const int BN = M_BLOCKING | M_NONBLOCKING, ALL = BN | M_PERSISTENT;
+    int64_t seg = 0;
+    convoy__comm_shm_bytes(c->comm, &seg);
+    g_stream_bytes = 300 * (seg > 0 ? seg : 4096); /* >= 3/8 of it: > 100 segments */
+    case_allgatherv(c, &L_int, &L_int, C_STREAM, D_GAPPED, 0, ALL, seed);
+    case_allgatherv(c, &L_double, &L_double, C_STREAM, D_PACKED, 1, BN, seed + 1);
+    case_allgatherv(c, &L_int, &L_vec, C_STREAM, D_GAPPED, 0, BN, seed + 2);
+    case_allgatherv(c, &L_vec3, &L_vecneg, C_STREAM, D_GAPPED, 0, M_BLOCKING, seed + 3);
+    case_allgatherv(c, &L_2int, &L_2int, C_STREAM, D_GAPPED, 1, M_BLOCKING, seed + 4);
 }
 
 /* --- persistent: 100 starts, changing contents, the schedule built once ------------------ */
@@ -1771,7 +1816,9 @@ int main(int argc, char **argv)
     int wr, ws;
     MPI_Comm_rank(MPI_COMM_WORLD, &wr);
     MPI_Comm_size(MPI_COMM_WORLD, &ws);
+    int stream = 0;
     for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--stream") == 0) stream = 1;
         if (strcmp(argv[i], "--large") == 0) g_large = 1;
         if (strcmp(argv[i], "--quick") == 0) g_quick = 1;
     }
@@ -1805,7 +1852,9 @@ int main(int argc, char **argv)
     /* The cases run on each communicator in turn; the blocking ones come first, so that the
      * nonblocking and persistent ones find the communicator's Convoy state made. */
     const tcomm *comms[] = {&world, &evenodd, &rev};
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; stream && k < 3; k += 2)
+        stream_suite(comms[k], 1000003ull * (uint64_t)(k + 1));
+    for (int k = 0; !stream && k < 3; k++) {
         const tcomm *c = comms[k];
         uint64_t seed = 1000003ull * (uint64_t)(k + 1);
         if (k == 1 && ws < 2) continue; /* odd/even is the world again */
@@ -1822,10 +1871,12 @@ int main(int argc, char **argv)
             for (int mixed = 0; mixed < 2; mixed++)
                 case_overlap(c, aal[a % naa], gal[a % nga], mixed, seed + 9500 + (uint64_t)a);
     }
-    case_two_comms(&world, &rev, 777);
-    case_two_comms(&rev, &evenodd, 778);
-    case_fresh_comm(888);
-    case_comm_churn(999);
+    if (!stream) {
+        case_two_comms(&world, &rev, 777);
+        case_two_comms(&rev, &evenodd, 778);
+        case_fresh_comm(888);
+        case_comm_churn(999);
+    }
 
     MPI_Comm_free(&c_eo);
     MPI_Comm_free(&c_rev);
