@@ -105,5 +105,9 @@ int convoy__allreduce_rabenseifner(const convoy__args *a, convoy__schedule *s);
 double convoy__allreduce_rabenseifner_cost(const convoy__args *a, const convoy__machine *m);
 int convoy__allreduce_reduce_bcast(const convoy__args *a, convoy__schedule *s);
 double convoy__allreduce_reduce_bcast_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__allreduce_node_ring(const convoy__args *a, convoy__schedule *s);
+int convoy__allreduce_node_ring_applicable(const convoy__args *a);
+double convoy__allreduce_node_ring_cost(const convoy__args *a, const convoy__machine *m);
+void convoy__allreduce_node_ring_explain(const convoy__args *a, char *buf, size_t len);
 
 #endif

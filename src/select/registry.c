@@ -62,5 +62,13 @@ const convoy__algo convoy__algos[] = {
      .build = convoy__allreduce_reduce_bcast,
      .cost = convoy__allreduce_reduce_bcast_cost,
      .props = CONVOY_ALGO_REPRODUCIBLE | CONVOY_ALGO_NONCOMMUTATIVE},
+    {.coll = CONVOY_COLL_ALLREDUCE,
+     .name = "node_ring",
+     .build = convoy__allreduce_node_ring,
+     .applicable = convoy__allreduce_node_ring_applicable,
+     .cost = convoy__allreduce_node_ring_cost,
+     .params = "CONVOY_ALLREDUCE_NODE_RING_PIECE CONVOY_ALLREDUCE_NODE_RING_SLOTS",
+     .props = CONVOY_ALGO_REPRODUCIBLE,
+     .explain = convoy__allreduce_node_ring_explain},
 };
 const int convoy__nalgos = (int)(sizeof convoy__algos / sizeof convoy__algos[0]);
