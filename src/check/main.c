@@ -653,7 +653,7 @@ int main(int argc, char **argv)
                    (long long)g->msgs, (long long)g->bytes, (long long)g->rank_inter,
                    (long long)g->node_out, (long long)g->node_in, (long long)g->lane_max,
                    (long long)g->not_send, (long long)g->not_recv, (long long)g->not_reduce,
-                   (long long)g->inflight, (long long)g->round_inter);
+                   (long long)g->round_inter, (long long)g->inflight);
         }
         printf("%.2f s\n",
                (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
