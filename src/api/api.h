@@ -21,5 +21,7 @@ int convoy__run_schedule(const convoy__schedule *s, const void *sendbuf, MPI_Dat
 
 /* The decomposition Convoy uses for comm (made on first use; blocking, collective). */
 int convoy__comm_topo(MPI_Comm comm, const convoy__topo **topo);
+/* The node segment's data bytes blocking calls on comm offer to builders (0: none). */
+int convoy__comm_segment_bytes(MPI_Comm comm, int64_t *bytes);
 
 #endif

@@ -290,6 +290,15 @@ int convoy__comm_topo(MPI_Comm comm, const convoy__topo **topo)
     return rc;
 }
 
+int convoy__comm_segment_bytes(MPI_Comm comm, int64_t *bytes)
+{
+    convoy__cstate *cs;
+    int rc = convoy__cstate_get(comm, 1, &cs, NULL);
+    if (!rc && !cs) rc = MPI_ERR_COMM;
+    *bytes = !rc && cs->shm ? cs->shm->bytes : 0;
+    return rc;
+}
+
 /* --- the schedule cache ------------------------------------------------------------- */
 
 typedef struct {

@@ -29,6 +29,10 @@ int convoy__plan(convoy_request r, convoy__args *a)
     const char *forced = r->cfg.algo[a->coll];
     const convoy__machine m = r->cfg.machine;
     a->machine = m;
+    /* The segment before the choice: predicates of segment algorithms ask for it. A
+     * deferred request has no segment: it may plan after a blocking call made one, and
+     * segment operations must be numbered in call order. */
+    a->shm_bytes = r->cs->shm && !r->deferred ? r->cs->shm->bytes : 0;
     const convoy__algo *al = convoy__select(a, &m, forced, r->cfg.reproducible);
     if (!al && forced && r->cfg.strict && strcmp(forced, "native") != 0) {
         if (a->topo->rank == 0 && r->cfg.verbose)
@@ -64,8 +68,5 @@ int convoy__plan(convoy_request r, convoy__args *a)
         al->explain(a, line, sizeof line);
         fprintf(stderr, "convoy: %s: %s\n", al->name, line);
     }
-    /* A deferred request has no segment: it may plan after a blocking call made one, and
-     * segment operations must be numbered in call order. */
-    a->shm_bytes = r->cs->shm && !r->deferred ? r->cs->shm->bytes : 0;
     return convoy__sched_get(r->cs, al, a, &r->entry);
 }

@@ -525,13 +525,17 @@ typedef struct tcomm {
 } tcomm;
 
 /* Whether an algorithm applies on this communicator: its predicate, asked with the
- * communicator's real decomposition and one element per rank. (The predicates so far
- * depend on the decomposition, not the counts. Collective: it may make the state.) */
+ * communicator's real decomposition and node segment and one element per rank. (The
+ * predicates so far depend on the decomposition and the segment, not the counts.
+ * Collective: it may make the state.) */
 static int applies(const tcomm *c, const convoy__algo *al)
 {
     if (!al->applicable) return 1;
     const convoy__topo *topo;
-    if (convoy__comm_topo(c->comm, &topo) != MPI_SUCCESS) return 0;
+    int64_t seg;
+    if (convoy__comm_topo(c->comm, &topo) != MPI_SUCCESS ||
+        convoy__comm_segment_bytes(c->comm, &seg) != MPI_SUCCESS)
+        return 0;
     int64_t *v = malloc(2 * (size_t)c->size * sizeof *v);
     for (int r = 0; r < c->size; r++)
         v[r] = 1, v[c->size + r] = r;
@@ -543,7 +547,8 @@ static int applies(const tcomm *c, const convoy__algo *al)
                       .displs = v + c->size,
                       .stype = t,
                       .rtype = t,
-                      .commutative = 1};
+                      .commutative = 1,
+                      .shm_bytes = seg};
     int ok = al->applicable(&a);
     free(v);
     return ok;
