@@ -29,19 +29,20 @@
  *
  * Streaming: the segment holds rings of slots, not the data. Each node process w has S
  * reduce slots (its contributions, in the order handlers need them) and S broadcast slots
- * (its finished pieces), S = CONVOY_ALLREDUCE_NODE_RING_SLOTS (default 4, halved down to 1
- * while the segment cannot hold one element per slot), each slot one piece: 2 S m_i pieces
- * per node, which bounds the piece size (whole elements, slots 64 bytes apart, 16 in a
- * small segment). Data of any size streams through the rings. Flow control by 4 counters per
- * process (so any number of processes per node fits the segment's flags), each a count of
- * units in a fixed order that every node process computes alike ("time order": reduce
- * stage before broadcast stage, ring step by ring step, piece by piece):
- *   WR  w wrote its contributions for n units          (reader: the handler)
- *   CON h consumed n units of contributions            (reader: the writer, to reuse slots)
- *   BW  h published n finished pieces                  (reader: every other node process)
- *   BR  r copied n finished pieces out of the segment  (reader: the publisher, to reuse)
- * Position arithmetic: each reduce unit is written by every node process but its handler,
- * so w's position of a unit is (units before it) - (units before it handled by w); the
+ * (its finished pieces), S = CONVOY_ALLREDUCE_NODE_RING_SLOTS (default 2: double buffering;
+ * halved to 1 while the segment cannot hold one element per slot), each slot one piece:
+ * 2 S m_i pieces per node, which bounds the piece size (whole elements, slots 64 bytes
+ * apart, 16 in a small segment). Measured (np 4 as 2 nodes of 2 on 2 cores, 1M ints, 1 MiB
+ * segment): 4 slots, i.e. pieces half as large, were 10-15% slower than 2; each piece
+ * costs node handshakes besides its message. Data of any size streams through the rings. Flow
+ * control by 4 counters per process (so any number of processes per node fits the segment's flags),
+ * each a count of units in a fixed order that every node process computes alike ("time order":
+ * reduce stage before broadcast stage, ring step by ring step, piece by piece): WR  w wrote its
+ * contributions for n units          (reader: the handler) CON h consumed n units of contributions
+ * (reader: the writer, to reuse slots) BW  h published n finished pieces                  (reader:
+ * every other node process) BR  r copied n finished pieces out of the segment  (reader: the
+ * publisher, to reuse) Position arithmetic: each reduce unit is written by every node process but
+ * its handler, so w's position of a unit is (units before it) - (units before it handled by w); the
  * same for readers of published pieces. Every wait points to an earlier unit in time
  * order, every message's dependencies to earlier messages (the receiver's unit (d, q) is
  * the sender's unit (d-1, q)), hence no deadlock, whatever the completion order.
@@ -137,7 +138,7 @@ static int make_plan(const convoy__args *a, plan *pl)
     pl->mmin = t->max_ppn;
     for (int i = 0; i < t->nnodes; i++)
         if (t->node_size[i] < pl->mmin) pl->mmin = t->node_size[i];
-    pl->S = convoy__param_get(a, "CONVOY_ALLREDUCE_NODE_RING_SLOTS", 4);
+    pl->S = convoy__param_get(a, "CONVOY_ALLREDUCE_NODE_RING_SLOTS", 2);
     if (pl->S < 1 || pl->S > 256) return CONVOY_ERR_ARG;
     if (a->count == 0) return 0;
     if (ty->size <= 0 || ty->extent <= 0 || ty->true_extent <= 0) return CONVOY_ERR_ARG;
