@@ -178,9 +178,19 @@ void convoy__agree_set(convoy_request r, const int64_t *v, int n, const char *co
     memcpy(r->agree_vals, v, (size_t)n * sizeof *v);
 }
 
+/* The collective's values, then (room permitting) whether this rank's schedule uses the
+ * node segment: ranks of a node that disagree on it would number their segment operations
+ * differently from then on (the algorithm chosen may differ where arguments or
+ * CONVOY_*_ALGO differ). */
+static int agree_count(const convoy_request r)
+{
+    return r->nagree < 8 ? r->nagree + 1 : r->nagree;
+}
+
 int convoy__agree_start(convoy_request r)
 {
-    const int n = r->nagree;
+    const int n = agree_count(r);
+    if (n > r->nagree) r->agree_vals[r->nagree] = r->shm_taken;
     for (int i = 0; i < n; i++) {
         r->agree_buf[i] = r->agree_vals[i];
         r->agree_buf[n + i] = -r->agree_vals[i];
@@ -192,12 +202,14 @@ int convoy__agree_start(convoy_request r)
 int convoy__agree_finish(convoy_request r)
 {
     int bad = 0, rank;
+    const int n = agree_count(r);
     PMPI_Comm_rank(r->comm, &rank);
-    for (int i = 0; i < r->nagree; i++) {
-        int64_t hi = r->agree_buf[i], lo = -r->agree_buf[r->nagree + i];
+    for (int i = 0; i < n; i++) {
+        int64_t hi = r->agree_buf[i], lo = -r->agree_buf[n + i];
         if (hi == lo) continue;
         bad = 1;
-        const char *name = r->agree_names[i];
+        const char *name = i < r->nagree ? r->agree_names[i]
+                                         : "~the use of the node segment (the algorithm chosen)";
         if (name[0] == '~') {
             fprintf(stderr,
                     "convoy: CONVOY_CHECK_ARGS: rank %d: MPI_%s called with arguments that "
@@ -211,4 +223,9 @@ int convoy__agree_finish(convoy_request r)
                 rank, r->what, name, (long long)lo, (long long)hi, (long long)r->agree_vals[i]);
     }
     return bad ? MPI_ERR_ARG : MPI_SUCCESS;
+}
+
+int convoy__agree_segment_used(const convoy_request r)
+{
+    return agree_count(r) > r->nagree ? r->agree_buf[r->nagree] != 0 : r->shm_taken;
 }

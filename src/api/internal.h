@@ -114,6 +114,7 @@ struct convoy_request_s {
     convoy__exec x;
     int running; /* x is started and not yet finished */
     uint64_t epoch, shm_seq;
+    int shm_taken; /* shm_seq is this operation's (its schedule uses the node segment) */
     /* The call's arguments, kept for persistent restarts and the native path. */
     const void *sendbuf;
     void *recvbuf;
@@ -161,6 +162,8 @@ void convoy__params_from_env(const convoy__config *c, const convoy__algo *al, co
 void convoy__agree_set(convoy_request r, const int64_t *v, int n, const char *const *names);
 int convoy__agree_start(convoy_request r);
 int convoy__agree_finish(convoy_request r);
+/* After the agreement: whether some rank's schedule uses the node segment. */
+int convoy__agree_segment_used(const convoy_request r);
 int convoy__op_is_predefined(MPI_Op op); /* 0, or 1 + its index */
 int convoy__op_is_idempotent(MPI_Op op); /* x op x = x: MAX, MIN, BAND, BOR, LAND, LOR, *LOC */
 MPI_Comm convoy__self_comm(void);        /* a private MPI_COMM_SELF returning errors */

@@ -107,7 +107,8 @@ static int begin(convoy_request r)
     if (r->deferred) return MPI_SUCCESS;
     /* (No schedule: an argument error waits for the CONVOY_CHECK_ARGS agreement.) */
     const convoy__schedule *s = r->entry ? &r->entry->sched : NULL;
-    r->shm_seq = s && (s->nflags > 0 || s->shm_bytes > 0) ? cs->shm_seq++ : 0;
+    r->shm_taken = s && (s->nflags > 0 || s->shm_bytes > 0);
+    r->shm_seq = r->shm_taken ? cs->shm_seq++ : 0;
     /* With CONVOY_CHECK_ARGS the schedule starts once all ranks agreed. */
     return r->nagree > 0 ? convoy__agree_start(r) : start_schedule(r);
 }
@@ -178,6 +179,15 @@ static int step(convoy_request r, int *done)
         if (!agreed) return 0;
         rc = convoy__agree_finish(r);
         if (r->local_err) rc = r->local_err;
+        /* Disagreement ends the operation on every rank before its schedule starts: the
+         * node segment was not touched. Every rank takes this operation's turn on the
+         * segment if any rank did (so that all keep numbering segment operations alike)
+         * and releases it, or the next segment operation would wait for it forever. */
+        if (rc && r->cs->shm && convoy__agree_segment_used(r)) {
+            if (!r->shm_taken) r->shm_seq = r->cs->shm_seq++;
+            r->shm_taken = 1;
+            convoy__shm_notify(r->cs->shm, CONVOY_FLAG_RELEASE, r->shm_seq + 1);
+        }
         if (rc || (rc = start_schedule(r))) goto out;
     }
     rc = convoy__exec_progress(&r->x, done);
