@@ -63,7 +63,10 @@
  *   network  T_net = 2 (N-1) k (alpha + beta b)
  *   node     T_loc = gamma n s ((M-1) + 2 (M-1) + 1) / M  (node sums; copies into and out
  *            of the segment, at about the cost of a reduction per byte)
- *   T = max(T_net, T_loc) + (N-1) gamma b   (the two overlap; one piece per step exposed)
+ *   T = max(T_net, T_loc) + (N-1) gamma b + 2 alpha
+ * (the two overlap; one piece's reduction per step is exposed; the node's two handshakes,
+ * sum and publish, lie on the critical path, a flag handshake costing about a message on
+ * one host: so small vectors go to the latency-optimal algorithms)
  * Against the flat ring's 2 (P-1) alpha + 2 n s beta + n s gamma: the network carries
  * 2 (N-1)/N n s per node instead of per process, in M parallel streams.
  *
@@ -487,7 +490,7 @@ double convoy__allreduce_node_ring_cost(const convoy__args *a, const convoy__mac
     const double k = (double)((pl.K + pl.mmin - 1) / pl.mmin);
     const double net = 2.0 * (N - 1) * k * (m->alpha + m->beta * b);
     const double loc = m->gamma * ns * (3.0 * (M - 1) + 1) / M;
-    return (net > loc ? net : loc) + (N - 1) * m->gamma * b;
+    return (net > loc ? net : loc) + (N - 1) * m->gamma * b + (M > 1 ? 2 * m->alpha : 0);
 }
 
 void convoy__allreduce_node_ring_explain(const convoy__args *a, char *buf, size_t len)
