@@ -34,15 +34,17 @@
  * 2 S m_i pieces per node, which bounds the piece size (whole elements, slots 64 bytes
  * apart, 16 in a small segment). Measured (np 4 as 2 nodes of 2 on 2 cores, 1M ints, 1 MiB
  * segment): 4 slots, i.e. pieces half as large, were 10-15% slower than 2; each piece
- * costs node handshakes besides its message. Data of any size streams through the rings. Flow
- * control by 4 counters per process (so any number of processes per node fits the segment's flags),
- * each a count of units in a fixed order that every node process computes alike ("time order":
- * reduce stage before broadcast stage, ring step by ring step, piece by piece): WR  w wrote its
- * contributions for n units          (reader: the handler) CON h consumed n units of contributions
- * (reader: the writer, to reuse slots) BW  h published n finished pieces                  (reader:
- * every other node process) BR  r copied n finished pieces out of the segment  (reader: the
- * publisher, to reuse) Position arithmetic: each reduce unit is written by every node process but
- * its handler, so w's position of a unit is (units before it) - (units before it handled by w); the
+ * costs node handshakes besides its message. Data of any size streams through the rings.
+ * Flow control by 4 counters per process (so any number of processes per node fits the
+ * segment's flags), each a count of units in a fixed order that every node process
+ * computes alike ("time order": reduce stage before broadcast stage, ring step by ring
+ * step, piece by piece):
+ *   WR  w wrote its contributions for n units          (reader: the handler)
+ *   CON h consumed n units of contributions            (reader: the writer, to reuse slots)
+ *   BW  h published n finished pieces                  (reader: every other node process)
+ *   BR  r copied n finished pieces out of the segment  (reader: the publisher, to reuse)
+ * Position arithmetic: each reduce unit is written by every node process but its handler,
+ * so w's position of a unit is (units before it) - (units before it handled by w); the
  * same for readers of published pieces. Every wait points to an earlier unit in time
  * order, every message's dependencies to earlier messages (the receiver's unit (d, q) is
  * the sender's unit (d-1, q)), hence no deadlock, whatever the completion order.
