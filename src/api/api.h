@@ -29,7 +29,6 @@ const char *convoy__comm_last_algo(MPI_Comm comm);
 
 /* The decomposition Convoy uses for comm (made on first use; blocking, collective). */
 int convoy__comm_topo(MPI_Comm comm, const convoy__topo **topo);
-
 /* The data bytes of comm's node segment, 0 without one (what builders get as
  * args.shm_bytes; blocking, collective on first use). */
 int convoy__comm_shm_bytes(MPI_Comm comm, int64_t *bytes);

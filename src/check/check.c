@@ -521,6 +521,8 @@ static void collect_stats(const chk_world *w, int ops, convoy__check_stats *st)
     st->nnodes = w->nnodes;
     st->round_node_in_max = w->round_in_max;
     st->round_node_out_max = w->round_out_max;
+    st->inflight_max = w->inflight_max;
+    st->round_inter_max = w->round_inter_max;
     int64_t *node_out = calloc((size_t)w->nnodes, sizeof *node_out);
     int64_t *node_in = calloc((size_t)w->nnodes, sizeof *node_in);
     int64_t *lane = calloc((size_t)t->max_ppn, sizeof *lane);
@@ -539,6 +541,11 @@ static void collect_stats(const chk_world *w, int ops, convoy__check_stats *st)
             node_in[r->node] += r->inter_recv / ops;
         }
         if (lane) lane[r->nrank] += r->inter_sent / ops;
+        if (w->nnodes > 1) {
+            st->ranks_not_sending += r->inter_msgs_sent == 0;
+            st->ranks_not_receiving += r->inter_msgs_recv == 0;
+        }
+        if (w->reduce) st->ranks_not_reducing += r->reduces == 0;
     }
     for (int n = 0; node_out && node_in && n < w->nnodes; n++) {
         if (node_out[n] > st->node_out_max) st->node_out_max = node_out[n];

@@ -74,6 +74,14 @@ typedef struct convoy__check_stats {
     int64_t round_node_out_max;             /* lockstep: most inter-node messages a node sends */
     int64_t round_node_in_max;              /*   or receives in one round */
     int nnodes;
+    /* Who works, and how many inter-node messages are under way at once. With 2+ nodes:
+     * ranks that send / receive no inter-node message; in a reduction: ranks that reduce
+     * nothing (0 otherwise). inflight_max: most inter-node sends posted and not yet matched
+     * at one moment; round_inter_max (lockstep): most inter-node messages in one round,
+     * all nodes together (each rank moves at most one each way per round, so N x M there
+     * means every process of every node has one on the wire). */
+    int64_t ranks_not_sending, ranks_not_receiving, ranks_not_reducing;
+    int64_t inflight_max, round_inter_max;
     /* Lockstep rounds as the algorithm's analysis predicts them (rounds.c), -1 where it has
      * none: an upper bound, the exact count, and the formulas with their values. */
     int64_t rounds_bound, rounds_exact;

@@ -77,6 +77,7 @@ typedef struct chk_rank {
     int64_t sbytes, rbytes;
     /* traffic */
     int64_t msgs_sent, bytes_sent, msgs_recv, bytes_recv, inter_sent, inter_recv;
+    int64_t inter_msgs_sent, inter_msgs_recv, reduces; /* reduces: of at least one element */
     int64_t send_round, recv_round; /* lockstep: last round it sent / received in */
     int send_cnt, recv_cnt;         /* lockstep: messages sent / received in that round */
 } chk_rank;
@@ -109,7 +110,9 @@ typedef struct chk_world {
     int64_t rounds;
     int64_t *round_in, *round_out; /* [nnodes] this round */
     int64_t round_in_max, round_out_max;
-    int smp_check; /* fail the first round that breaks round_in/out <= 1 */
+    int64_t round_inter, round_inter_max; /* inter-node messages in this round / any round */
+    int64_t inflight, inflight_max;       /* inter-node sends posted and not yet matched */
+    int smp_check;                        /* fail the first round that breaks round_in/out <= 1 */
     /* Causality check (barriers): every rank carries the set of ranks it has heard from in
      * its current operation, itself at the start. A send takes a snapshot of its sender's
      * set when it is posted, the receiver merges it when its executor sees the receive

@@ -19,46 +19,54 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: convoy-check [options]\n"
-               "  --coll C[,C]          allgatherv, allreduce, barrier, reduce_scatter (default:\n"
-               "                        every collective with a registered algorithm)\n"
-               "  --algo NAME[,NAME]|all  algorithms (default all registered; the checker also\n"
-               "                        knows the test builder shm_stream for allgatherv)\n"
-               "  --procs LIST          process counts, e.g. 1-8,13,64 (default 1-16)\n"
-               "  --ppn LIST            processes per node (default 1,2,3,4)\n"
-               "  --layouts LIST        regular,nonuniform,scattered (default all three)\n"
-               "  --ids 0,0,1,...       explicit node id per rank (instead of procs/ppn/layouts)\n"
-               "  --counts LIST|all     allgatherv and reduce_scatter count distributions\n"
-               "                        (per-rank blocks; default random,zeros,broadcast;\n"
-               "                        all: every known one)\n"
-               "  --base C              base count c of the distributions (default 5)\n"
-               "  --count LIST          allreduce element counts (default 0,1,7)\n"
-               "  --op comm,noncomm,idem  allreduce and reduce_scatter operation kinds (default\n"
-               "                        comm,noncomm; noncomm only for algorithms that claim to\n"
-               "                        keep rank order; idem (allreduce): idempotent,\n"
-               "                        overlapping contributions allowed)\n"
-               "  --inplace LIST        0,1 (default both)\n"
-               "  --seeds N             seeds 1..N per case (default 2)\n"
-               "  --seed S              only seed S (to reproduce a failure)\n"
-               "  --mode LIST           lockstep,shuffle (default both)\n"
-               "  --ops N               operations in a row per run (default: 2 with a node\n"
-               "                        segment, else 1)\n"
-               "  --shm-bytes B         node segment offered to builders (default 65536)\n"
-               "  --param NAME=VALUE    algorithm parameter (repeatable)\n"
-               "  --smp-check           lockstep: fail a round in which a node sends or receives\n"
-               "                        more than one inter-node message (always on for\n"
-               "                        algorithms that claim it, e.g. allgatherv pipelined)\n"
-               "  --assert-inter-spread R  fail a case with regular data (equal non-zero counts,\n"
-               "                        equal node sizes, more than one node) in which one rank\n"
-               "                        sends + receives more than R times the inter-node bytes\n"
-               "                        of another (the spread over a node's processes/lanes)\n"
-               "  --stats               per-algorithm statistics (rounds, messages, bytes)\n"
-               "  --verbose             one line per case with its statistics\n"
-               "  --list                print every registered algorithm: <coll> <algo> <params>\n"
-               "  --dissem-table        for every P of --procs and n = 1..7 (or --param\n"
-               "                        CONVOY_DISSEM_N=n): the n-way dissemination Allreduce's\n"
-               "                        tuple and case of papers/003 Theorem 1, or fallback\n"
-               "  --mutate NAME|all     run the mutation suite (each mutation must be caught):\n");
+    fprintf(f,
+            "usage: convoy-check [options]\n"
+            "  --coll C[,C]          allgatherv, allreduce, barrier, reduce_scatter (default:\n"
+            "                        every collective with a registered algorithm)\n"
+            "  --algo NAME[,NAME]|all  algorithms (default all registered; the checker also\n"
+            "                        knows the test builder shm_stream for allgatherv)\n"
+            "  --procs LIST          process counts, e.g. 1-8,13,64 (default 1-16)\n"
+            "  --ppn LIST            processes per node (default 1,2,3,4)\n"
+            "  --layouts LIST        regular,nonuniform,scattered (default all three)\n"
+            "  --ids 0,0,1,...       explicit node id per rank (instead of procs/ppn/layouts)\n"
+            "  --counts LIST|all     allgatherv and reduce_scatter count distributions\n"
+            "                        (per-rank blocks; default random,zeros,broadcast;\n"
+            "                        all: every known one)\n"
+            "  --base C              base count c of the distributions (default 5)\n"
+            "  --count LIST          allreduce element counts (default 0,1,7)\n"
+            "  --op comm,noncomm,idem  allreduce and reduce_scatter operation kinds (default\n"
+            "                        comm,noncomm; noncomm only for algorithms that claim to\n"
+            "                        keep rank order; idem (allreduce): idempotent,\n"
+            "                        overlapping contributions allowed)\n"
+            "  --inplace LIST        0,1 (default both)\n"
+            "  --seeds N             seeds 1..N per case (default 2)\n"
+            "  --seed S              only seed S (to reproduce a failure)\n"
+            "  --mode LIST           lockstep,shuffle (default both)\n"
+            "  --ops N               operations in a row per run (default: 2 with a node\n"
+            "                        segment, else 1)\n"
+            "  --shm-bytes B         node segment offered to builders (default 65536)\n"
+            "  --param NAME=VALUE    algorithm parameter (repeatable)\n"
+            "  --smp-check           lockstep: fail a round in which a node sends or receives\n"
+            "                        more than one inter-node message (always on for\n"
+            "                        algorithms that claim it, e.g. allgatherv pipelined)\n"
+            "  --assert-inter-spread R  fail a case with regular data (equal non-zero counts,\n"
+            "                        equal node sizes, more than one node) in which one rank\n"
+            "                        sends + receives more than R times the inter-node bytes\n"
+            "                        of another (the spread over a node's processes/lanes)\n"
+            "  --stats               per-algorithm statistics (rounds, messages, bytes, idle\n"
+            "                        ranks, inter-node messages at once)\n"
+            "  --expect-busy         fail a case with 2+ nodes (allreduce: and count >= nodes x\n"
+            "                        largest node) in which a rank sends or receives no\n"
+            "                        inter-node message or (allreduce) reduces nothing\n"
+            "  --expect-inflight K|nm  fail such a case whose lockstep run never moves K\n"
+            "                        inter-node messages in one round (nm: nodes x largest\n"
+            "                        node)\n"
+            "  --verbose             one line per case with its statistics\n"
+            "  --list                print every registered algorithm: <coll> <algo> <params>\n"
+            "  --dissem-table        for every P of --procs and n = 1..7 (or --param\n"
+            "                        CONVOY_DISSEM_N=n): the n-way dissemination Allreduce's\n"
+            "                        tuple and case of papers/003 Theorem 1, or fallback\n"
+            "  --mutate NAME|all     run the mutation suite (each mutation must be caught):\n");
     for (int i = 0; i < convoy__check_nmutations; i++)
         fprintf(f, "                          %-10s %s\n", convoy__check_mutations[i].name,
                 convoy__check_mutations[i].what);
@@ -160,6 +168,7 @@ typedef struct agg {
     int64_t rounds, msgs, bytes, rank_inter, node_out, node_in, lane_max;
     double lane_ratio, rank_ratio; /* worst max/min over cases with inter-node traffic */
     long spread_cases;             /* cases the inter-node spread was asserted on */
+    int64_t not_send, not_recv, not_reduce, inflight, round_inter;
 } agg;
 
 static void agg_add(agg *g, const convoy__check_stats *st)
@@ -174,6 +183,11 @@ static void agg_add(agg *g, const convoy__check_stats *st)
     MAXI(node_out, st->node_out_max);
     MAXI(node_in, st->node_in_max);
     MAXI(lane_max, st->lane_max);
+    MAXI(not_send, st->ranks_not_sending);
+    MAXI(not_recv, st->ranks_not_receiving);
+    MAXI(not_reduce, st->ranks_not_reducing);
+    MAXI(inflight, st->inflight_max);
+    MAXI(round_inter, st->round_inter_max);
 #undef MAXI
 }
 
@@ -185,6 +199,8 @@ typedef struct opts {
     int64_t base, shm_bytes;
     int seeds, seed, ops, stats, verbose, smp_check, dissem_table;
     double spread; /* --assert-inter-spread (0: off) */
+    int expect_busy;
+    int64_t expect_inflight; /* 0: none, -1: nodes x largest node */
     int64_t *ids;
     int nids;
     int nparams;
@@ -240,6 +256,50 @@ static int regular_data(const convoy__check_case *c)
     int regular = t.nnodes > 1 && (t.flags & CONVOY_TOPO_REGULAR);
     convoy__topo_free(&t);
     return regular;
+}
+
+/* --expect-busy / --expect-inflight on a passed case: prints the failure and returns 1. */
+static int expectations_fail(const convoy__check_case *c, const opts *o,
+                             const convoy__check_stats *st, const char *name)
+{
+    if (!o->expect_busy && !o->expect_inflight) return 0;
+    /* The nodes and the largest node of the case's layout. */
+    int64_t *ids = malloc((size_t)c->procs * sizeof *ids);
+    convoy__topo t;
+    memset(&t, 0, sizeof t);
+    int ok = ids && (c->ids ? (memcpy(ids, c->ids, (size_t)c->procs * sizeof *ids), 1)
+                            : !convoy__layout_ids(c->layout, c->procs, c->ppn, c->seed, ids));
+    ok = ok && !convoy__topo_from_ids(&t, c->procs, 0, ids);
+    free(ids);
+    if (!ok) {
+        printf("ERROR %s: no topology for the expectations\n", name);
+        convoy__topo_free(&t);
+        return 1;
+    }
+    const int64_t nm = (int64_t)t.nnodes * t.max_ppn;
+    const int applies = t.nnodes > 1 && (c->coll != CONVOY_COLL_ALLREDUCE || c->count >= nm);
+    convoy__topo_free(&t);
+    if (!applies) return 0;
+    if (o->expect_busy &&
+        (st->ranks_not_sending || st->ranks_not_receiving || st->ranks_not_reducing)) {
+        printf("FAIL %s: expected every rank busy, but %lld ranks send no inter-node message, "
+               "%lld receive none, %lld reduce nothing\n",
+               name, (long long)st->ranks_not_sending, (long long)st->ranks_not_receiving,
+               (long long)st->ranks_not_reducing);
+        return 1;
+    }
+    const int64_t want = o->expect_inflight < 0 ? nm : o->expect_inflight;
+    if (o->expect_inflight && !(c->modes & CONVOY_CHECK_LOCKSTEP)) {
+        printf("ERROR %s: --expect-inflight needs the lockstep mode\n", name);
+        return 1;
+    }
+    if (o->expect_inflight && st->round_inter_max < want) {
+        printf("FAIL %s: expected %lld inter-node messages in one round, at most %lld were "
+               "(%lld in flight at most)\n",
+               name, (long long)want, (long long)st->round_inter_max, (long long)st->inflight_max);
+        return 1;
+    }
+    return 0;
 }
 
 /* Runs one case; in mutation mode also the unmutated baseline. */
@@ -313,6 +373,10 @@ static void run_case(convoy__check_case *c, const opts *o, const convoy__check_m
             return;
         }
     }
+    if (expectations_fail(c, o, &res.st, name)) {
+        t->failed++;
+        return;
+    }
     t->passed++;
     if (g) agg_add(g, &res.st);
     if (!o->verbose) return;
@@ -326,12 +390,16 @@ static void run_case(convoy__check_case *c, const opts *o, const convoy__check_m
     }
     printf("ok %s: rounds %lld%s, messages %lld (max %lld per rank), bytes %lld (max %lld per "
            "rank), inter-node bytes per node max out %lld in %lld, per lane %lld..%lld, per "
-           "rank %lld..%lld\n",
+           "rank %lld..%lld; ranks not sending %lld, not receiving %lld, not reducing %lld; "
+           "inter-node messages in one round %lld, in flight %lld\n",
            name, (long long)res.st.rounds, pred, (long long)res.st.msgs,
            (long long)res.st.rank_msgs_max, (long long)res.st.bytes,
            (long long)res.st.rank_bytes_max, (long long)res.st.node_out_max,
            (long long)res.st.node_in_max, (long long)res.st.lane_min, (long long)res.st.lane_max,
-           (long long)res.st.rank_inter_min, (long long)res.st.rank_inter_max);
+           (long long)res.st.rank_inter_min, (long long)res.st.rank_inter_max,
+           (long long)res.st.ranks_not_sending, (long long)res.st.ranks_not_receiving,
+           (long long)res.st.ranks_not_reducing, (long long)res.st.round_inter_max,
+           (long long)res.st.inflight_max);
 }
 
 static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
@@ -510,6 +578,9 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--dissem-table")) {
             o.dissem_table = 1;
             takes = 0;
+        } else if (!strcmp(a, "--expect-busy")) {
+            o.expect_busy = 1;
+            takes = 0;
         } else if (!strcmp(a, "--smp-check")) {
             o.smp_check = 1;
             takes = 0;
@@ -572,6 +643,13 @@ int main(int argc, char **argv)
             bad = parse_ints(v, &o.inplace);
             for (int k = 0; !bad && k < o.inplace.n; k++)
                 bad = o.inplace.v[k] != 0 && o.inplace.v[k] != 1;
+        } else if (!strcmp(a, "--expect-inflight")) {
+            char *e = NULL;
+            if (strcmp(v, "nm") == 0)
+                o.expect_inflight = -1;
+            else
+                o.expect_inflight = strtoll(v, &e, 10);
+            bad = o.expect_inflight == 0 || o.expect_inflight < -1 || (e && *e);
         } else if (!strcmp(a, "--seeds")) {
             o.seeds = atoi(v);
             bad = o.seeds < 1;
@@ -700,10 +778,13 @@ int main(int argc, char **argv)
             if (!g->cases) continue;
             printf("stats %s %s: %ld cases; max rounds %lld, messages per rank %lld, bytes "
                    "per rank %lld, inter-node bytes per rank %lld, per node out %lld in %lld, "
-                   "per lane %lld\n",
+                   "per lane %lld; ranks not sending %lld, not receiving %lld, not reducing "
+                   "%lld; inter-node messages in one round %lld, in flight %lld\n",
                    convoy__coll_name(g->algo->coll), g->algo->name, g->cases, (long long)g->rounds,
                    (long long)g->msgs, (long long)g->bytes, (long long)g->rank_inter,
-                   (long long)g->node_out, (long long)g->node_in, (long long)g->lane_max);
+                   (long long)g->node_out, (long long)g->node_in, (long long)g->lane_max,
+                   (long long)g->not_send, (long long)g->not_recv, (long long)g->not_reduce,
+                   (long long)g->round_inter, (long long)g->inflight);
             if (g->spread_cases)
                 printf("spread %s %s: %ld cases with regular data; worst inter-node bytes per "
                        "rank max/min %.3f\n",

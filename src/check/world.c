@@ -341,6 +341,8 @@ static int post(chk_rank *r, int is_send, int peer, int tag, void *buf, int64_t 
     if (so >= 0 && (is_send ? shm_read(w, r, so, bytes, 1) : shm_write(w, r, so, bytes, 1)))
         return CONVOY_ERR_INTERN;
     chk_req *q = calloc(1, sizeof *q + (size_t)w->kw * sizeof(uint64_t));
+    if (q && is_send && w->topo->node_of[peer] != r->node && ++w->inflight > w->inflight_max)
+        w->inflight_max = w->inflight;
     int ci = chan_get(w, is_send ? chan_key(r->rank, peer, tag) : chan_key(peer, r->rank, tag));
     if (!q || ci < 0) {
         free(q);
@@ -418,7 +420,10 @@ static void t_cancel(void *ctx, void **req)
     chk_rank *r = ctx;
     chk_req *q = *req;
     if (!q) return;
-    if (!q->done) unlink_req(r->w, q);
+    if (!q->done) {
+        unlink_req(r->w, q);
+        if (q->is_send && r->w->topo->node_of[q->peer] != r->node) r->w->inflight--;
+    }
     free(q);
     *req = NULL;
 }
@@ -483,6 +488,7 @@ static int t_reduce(void *ctx, const void *in, void *inout, int64_t count, int t
     if (oo >= 0 && (shm_read(w, r, oo, bytes, 0) || shm_write(w, r, oo, bytes, 0)))
         return CONVOY_ERR_INTERN;
     if (count == 0) return 0;
+    r->reduces++;
     if (!w->reduce)
         return chk_fail(w, "rank %d: reduce in a collective without reduction", r->rank);
     return w->reduce(w, r, in, inout, count);
@@ -572,6 +578,10 @@ static void do_match(chk_world *w, int ci)
     if (sr->node != dr->node) {
         sr->inter_sent += s->bytes;
         dr->inter_recv += s->bytes;
+        sr->inter_msgs_sent++;
+        dr->inter_msgs_recv++;
+        w->inflight--;
+        w->round_inter++;
         w->round_out[sr->node]++;
         w->round_in[dr->node]++;
     }
@@ -696,6 +706,7 @@ static void run_lockstep(chk_world *w)
         const int64_t round = ++w->rounds;
         memset(w->round_in, 0, (size_t)w->nnodes * sizeof *w->round_in);
         memset(w->round_out, 0, (size_t)w->nnodes * sizeof *w->round_out);
+        w->round_inter = 0;
         for (int k = 0; k < m && !w->failed; k++) {
             chk_chan *c = &w->chans[cand[k].ci];
             if (!c->sh || !c->rh) continue;
@@ -712,6 +723,7 @@ static void run_lockstep(chk_world *w)
             d->recv_cnt++;
             do_match(w, cand[k].ci);
         }
+        if (w->round_inter > w->round_inter_max) w->round_inter_max = w->round_inter;
         for (int n = 0; n < w->nnodes && !w->failed; n++) {
             if (w->round_in[n] > w->round_in_max) w->round_in_max = w->round_in[n];
             if (w->round_out[n] > w->round_out_max) w->round_out_max = w->round_out[n];

@@ -142,6 +142,11 @@ int convoy__allreduce_dissem(const convoy__args *a, convoy__schedule *s);
 double convoy__allreduce_dissem_cost(const convoy__args *a, const convoy__machine *m);
 void convoy__allreduce_dissem_explain(const convoy__args *a, char *buf, size_t len);
 
+int convoy__allreduce_node_ring(const convoy__args *a, convoy__schedule *s);
+int convoy__allreduce_node_ring_applicable(const convoy__args *a);
+double convoy__allreduce_node_ring_cost(const convoy__args *a, const convoy__machine *m);
+void convoy__allreduce_node_ring_explain(const convoy__args *a, char *buf, size_t len);
+
 /* barrier */
 int convoy__barrier_dissem(const convoy__args *a, convoy__schedule *s);
 double convoy__barrier_dissem_cost(const convoy__args *a, const convoy__machine *m);

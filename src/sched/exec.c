@@ -287,8 +287,10 @@ int convoy__exec_describe(const convoy__exec *x, char *buf, size_t len)
     for (int k = 0; k < x->nactive && used < len; k++) {
         const convoy__step *st = &x->s->steps[x->active[k]];
         if (st->kind == CONVOY_STEP_WAIT)
-            w = snprintf(buf + used, len - used, "; step %d wait for node rank %d flag %d >= %u",
-                         x->active[k], st->peer, st->flag, st->value);
+            w = snprintf(buf + used, len - used,
+                         "; step %d wait for flag %d >= %u of rank %d (node rank %d)", x->active[k],
+                         st->flag, st->value,
+                         convoy__topo_rank_at(x->topo, x->topo->node, st->peer), st->peer);
         else if (st->kind == CONVOY_STEP_NESTED)
             w = snprintf(buf + used, len - used, "; step %d nested schedule", x->active[k]);
         else

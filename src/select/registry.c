@@ -77,6 +77,14 @@ const convoy__algo convoy__algos[] = {
      .params = "CONVOY_DISSEM_N",
      .props = 0,
      .explain = convoy__allreduce_dissem_explain},
+    {.coll = CONVOY_COLL_ALLREDUCE,
+     .name = "node_ring",
+     .build = convoy__allreduce_node_ring,
+     .applicable = convoy__allreduce_node_ring_applicable,
+     .cost = convoy__allreduce_node_ring_cost,
+     .params = "CONVOY_ALLREDUCE_NODE_RING_PIECE CONVOY_ALLREDUCE_NODE_RING_SLOTS",
+     .props = CONVOY_ALGO_REPRODUCIBLE,
+     .explain = convoy__allreduce_node_ring_explain},
 
     /* barrier */
     {.coll = CONVOY_COLL_BARRIER,

@@ -678,8 +678,9 @@ typedef struct tcomm {
 } tcomm;
 
 /* Whether an algorithm applies on this communicator: its predicate, asked with the
- * communicator's real decomposition and one element per rank. (The predicates so far
- * depend on the decomposition, not the counts. Collective: it may make the state.) */
+ * communicator's real decomposition and node segment and one element per rank. (The
+ * predicates so far depend on the decomposition and the segment, not the counts.
+ * Collective: it may make the state.) */
 static int applies(const tcomm *c, const convoy__algo *al)
 {
     if (!al->applicable) return 1;

@@ -910,17 +910,19 @@ static void test_watchdog(void)
              detail);
 
     /* Every rank that waited (not the late one) printed a report naming a step, a peer and
-     * a tag; some rank names the late rank as the peer it waits for. */
+     * a tag (or, waiting in the node segment, a flag); some rank names the late rank as the
+     * peer it waits for. */
     int reported = 1, names_late = 0;
     if (rank != late && size > 1) {
         reported = contains_ci(msg, "watchdog") && contains_ci(msg, "step") &&
-                   contains_ci(msg, "tag") &&
+                   (contains_ci(msg, "tag") || contains_ci(msg, "flag")) &&
                    (contains_ci(msg, "rank") || contains_ci(msg, "peer"));
-        char pat[3][64];
+        char pat[4][64];
         snprintf(pat[0], sizeof pat[0], "from rank %d ", late);
         snprintf(pat[1], sizeof pat[1], "to rank %d ", late);
         snprintf(pat[2], sizeof pat[2], "peer %d", late);
-        for (int k = 0; k < 3; k++)
+        snprintf(pat[3], sizeof pat[3], "of rank %d ", late);
+        for (int k = 0; k < 4; k++)
             names_late |= contains_ci(msg, pat[k]);
     }
     snprintf(detail, sizeof detail, "waited %.1f s; stderr: \"%.700s\"", t, msg);

@@ -40,8 +40,7 @@ static int start_op(tcase *c, MPI_Comm comm)
     case OP_ALLGATHERV:
         return convoy_Iallgatherv(c->in, c->rcounts[rank], MPI_INT, c->out, c->rcounts, c->displs,
                                   MPI_INT, comm, &c->req);
-    default:
-        return convoy_start(&c->req);
+    default: return convoy_start(&c->req);
     }
 }
 
@@ -87,8 +86,10 @@ static void run_case(MPI_Comm comm, const char *cname, int kind, const char *alg
     int nout = kind == OP_ALLGATHERV ? total : n;
     c.in = malloc((size_t)(nin + 1) * sizeof(int));
     c.out = malloc((size_t)(nout + 1) * sizeof(int));
-    for (int i = 0; i < nin; i++) c.in[i] = 1000 * rank + i;
-    for (int i = 0; i < nout; i++) c.out[i] = -1;
+    for (int i = 0; i < nin; i++)
+        c.in[i] = 1000 * rank + i;
+    for (int i = 0; i < nout; i++)
+        c.out[i] = -1;
     int rc = MPI_SUCCESS, ok = 1;
     if (kind == OP_PERSISTENT_ALLREDUCE)
         rc = convoy_Allreduce_init(c.in, c.out, n, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &c.req);
@@ -200,10 +201,12 @@ int main(int argc, char **argv)
         int *rcs = malloc((size_t)size * sizeof(int)), *dps = malloc((size_t)size * sizeof(int));
         int *all = malloc((size_t)size * sizeof(int)), me;
         MPI_Comm_rank(comm, &me);
-        for (int r = 0; r < size; r++) rcs[r] = 1, dps[r] = r, all[r] = -1;
+        for (int r = 0; r < size; r++)
+            rcs[r] = 1, dps[r] = r, all[r] = -1;
         rc = convoy_Allgatherv(&me, 1, MPI_INT, all, rcs, dps, MPI_INT, comm);
         int ok = rc == MPI_SUCCESS;
-        for (int r = 0; r < size && ok; r++) ok = all[r] == r;
+        for (int r = 0; r < size && ok; r++)
+            ok = all[r] == r;
         tc_check(comm, ok, "warm-up Allgatherv", "");
         free(rcs), free(dps), free(all);
     }

@@ -1,0 +1,513 @@
+/*
+ * Allreduce by pipelined rings over nodes, with the node's reduction and broadcast
+ * through the node segment (GASPI-SHAN, papers/001_97ab1fb5063236b5.txt, "Allreduce
+ * implementation - Pipelined Rings", Figures 1-2).
+ *
+ * Idea (the paper): the N nodes form a ring. Reduce stage: the vector is cut into N parts;
+ * part p travels the ring from node p+1 to node p, each node adding its contribution, so
+ * after N-1 steps node p holds the complete result of part p (Figure 1). Broadcast stage:
+ * part p travels the ring once more, from node p to node p-1, so every node ends with the
+ * whole result (Figure 2). Each part is cut again into K >= M pieces (M = processes per
+ * node) and piece q of every part belongs, on node i, to node process q mod m_i: it
+ * receives the piece from the previous node, reduces it and forwards it, so every process
+ * of every node receives, reduces and forwards, and N x M messages are in the rings at
+ * once (the paper: "at least NxM messages in the ring at any point in time").
+ *
+ * Node side (what the paper leaves to the shared notifications, made precise here). The
+ * node's own contribution to a piece is the reduction of its m_i processes' data; the
+ * piece's handler h computes it in its receive buffer, at the piece's place X:
+ *   X = own data (a copy; in place it is already there), then X = slot_w op X for every
+ *   other node process w in node rank order, slot_w being w's copy of the piece in the
+ *   segment;
+ * only then, when the partial result of the previous nodes arrives (into a scratch slot),
+ * X = partial op X, and X is sent on. The node's sums do not wait for the network, so
+ * they run ahead of the ring while messages are in flight: the reduction overlaps the
+ * communication, and each ring step costs the handler one reduction of a piece, done while
+ * its next pieces are on the wire. In the broadcast stage the handler receives the finished
+ * piece into X, sends it on and copies it into a segment slot, from which the other node
+ * processes copy it into their receive buffers.
+ *
+ * Streaming: the segment holds rings of slots, not the data. Each node process w has S
+ * reduce slots (its contributions, in the order handlers need them) and S broadcast slots
+ * (its finished pieces), S = CONVOY_ALLREDUCE_NODE_RING_SLOTS (default 2: double buffering;
+ * halved to 1 while the segment cannot hold one element per slot), each slot one piece:
+ * 2 S m_i pieces per node, which bounds the piece size (whole elements, slots 64 bytes
+ * apart, 16 in a small segment). Measured (np 4 as 2 nodes of 2 on 2 cores, 1M ints, 1 MiB
+ * segment): 4 slots, i.e. pieces half as large, were 10-15% slower than 2; each piece
+ * costs node handshakes besides its message. Data of any size streams through the rings.
+ * Flow control by 4 counters per process (so any number of processes per node fits the
+ * segment's flags), each a count of units in a fixed order that every node process
+ * computes alike ("time order": reduce stage before broadcast stage, ring step by ring
+ * step, piece by piece):
+ *   WR  w wrote its contributions for n units          (reader: the handler)
+ *   CON h consumed n units of contributions            (reader: the writer, to reuse slots)
+ *   BW  h published n finished pieces                  (reader: every other node process)
+ *   BR  r copied n finished pieces out of the segment  (reader: the publisher, to reuse)
+ * Position arithmetic: each reduce unit is written by every node process but its handler,
+ * so w's position of a unit is (units before it) - (units before it handled by w); the
+ * same for readers of published pieces. Every wait points to an earlier unit in time
+ * order, every message's dependencies to earlier messages (the receiver's unit (d, q) is
+ * the sender's unit (d-1, q)), hence no deadlock, whatever the completion order.
+ *
+ * Pieces: the paper says only "at least M". K = M c, c = pieces per process and part:
+ * the piece size b balances the per-message cost against the reduction left exposed per
+ * ring step. With B = n s / (N M) bytes per process and part, the reduce stage costs about
+ * 2 (N-1) c (alpha + beta b) + (N-1) gamma B / c (one piece's reduction per step is not
+ * hidden), minimal at c = sqrt(gamma B / (2 alpha)), i.e. b = sqrt(2 alpha B / gamma);
+ * then b is capped by the segment slot size and CONVOY_ALLREDUCE_NODE_RING_PIECE (bytes)
+ * overrides it. Non-uniform nodes: M = the largest node, so every process of every node
+ * has at least one piece per part (when count >= N M); smaller nodes give a process
+ * ceil(K / m_i) pieces. count < N M leaves pieces empty (nothing is sent, received or
+ * reduced for them; every rank knows the sizes): only the processes with data work.
+ *
+ * Cost (args.machine; m_min the smallest node, k = ceil(K / m_min) pieces per process and
+ * part, b the piece size in bytes, n s the vector's bytes):
+ *   network  T_net = 2 (N-1) k (alpha + beta b)
+ *   node     T_loc = gamma n s ((M-1) + 2 (M-1) + 1) / M  (node sums; copies into and out
+ *            of the segment, at about the cost of a reduction per byte)
+ *   T = max(T_net, T_loc) + (N-1) gamma b + 2 alpha
+ * (the two overlap; one piece's reduction per step is exposed; the node's two handshakes,
+ * sum and publish, lie on the critical path, a flag handshake costing about a message on
+ * one host: so small vectors go to the latency-optimal algorithms)
+ * Against the flat ring's 2 (P-1) alpha + 2 n s beta + n s gamma: the network carries
+ * 2 (N-1)/N n s per node instead of per process, in M parallel streams.
+ *
+ * Restrictions: commutative operations (a piece is reduced in ring order, not rank order:
+ * no CONVOY_ALGO_NONCOMMUTATIVE). Needs the node segment when some node has 2 or more
+ * processes (args.shm_bytes large enough for 2 S M slots of one element); without one, or
+ * when the schedule would exceed 2^20 pieces, the predicate refuses. One process per node
+ * needs no segment: then it is a pipelined flat ring. Any N, any m_i, any count.
+ *
+ * Bits: each piece is reduced once, by one chain (node sums in node rank order, then the
+ * ring), and afterwards only copied: all ranks get bitwise identical results
+ * (CONVOY_ALGO_REPRODUCIBLE), also from run to run for the same layout and piece size.
+ *
+ * Details: messages between two processes are numbered in time order on both sides; the
+ * tag is that number mod 1024, and message j waits for message j-1024 of the same pair,
+ * so equal tags never overlap. Per process at most S receives of partials (scratch slots),
+ * S sends and S broadcast receives are in flight, so testing stays cheap at any size.
+ * In place, a process's copy of its data into the segment comes before the finished
+ * piece overwrites it.
+ */
+#include "coll/coll.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { F_WR, F_CON, F_BW, F_BR, NFLAGS };
+
+/* Most pieces (N K) a schedule may have: the schedule grows with them. */
+#define MAX_UNITS ((int64_t)1 << 20)
+#define LINE 64
+
+typedef struct plan {
+    int N, M, mmin;
+    int64_t S;        /* slots per ring */
+    int64_t K;        /* pieces per part */
+    int64_t piece;    /* elements of the largest piece */
+    int64_t cs;       /* bytes per segment slot (0: no segment) */
+    int64_t align;    /* of the slots: 64, or 16 in a small segment */
+    int64_t b_model;  /* piece bytes from the cost model (0: one piece per process) */
+    int64_t b_seg;    /* largest piece the segment allows, bytes (0: no limit) */
+    int64_t b_forced; /* CONVOY_ALLREDUCE_NODE_RING_PIECE, or 0 */
+} plan;
+
+static int64_t split_off(int64_t n, int64_t k, int64_t i)
+{
+    const int64_t base = n / k, extra = n % k;
+    return i * base + (i < extra ? i : extra);
+}
+
+static int64_t split_len(int64_t n, int64_t k, int64_t i)
+{
+    return n / k + (i < n % k ? 1 : 0);
+}
+
+static int64_t slot_bytes(const convoy__dtype *t, int64_t elems, int64_t align)
+{
+    const int64_t b = t->true_extent + (elems - 1) * t->extent;
+    return (b + align - 1) / align * align;
+}
+
+/* The division of the vector, the same on every rank. Returns 0, or CONVOY_ERR_ARG when the
+ * algorithm does not apply. */
+static int make_plan(const convoy__args *a, plan *pl)
+{
+    const convoy__topo *t = a->topo;
+    const convoy__dtype *ty = &a->rtype;
+    memset(pl, 0, sizeof *pl);
+    pl->N = t->nnodes;
+    pl->M = t->max_ppn;
+    pl->mmin = t->max_ppn;
+    for (int i = 0; i < t->nnodes; i++)
+        if (t->node_size[i] < pl->mmin) pl->mmin = t->node_size[i];
+    pl->S = convoy__param_get(a, "CONVOY_ALLREDUCE_NODE_RING_SLOTS", 2);
+    if (pl->S < 1 || pl->S > 256) return CONVOY_ERR_ARG;
+    if (a->count == 0) return 0;
+    if (ty->size <= 0 || ty->extent <= 0 || ty->true_extent <= 0) return CONVOY_ERR_ARG;
+    const int64_t part = (a->count + pl->N - 1) / pl->N; /* elements of the largest part */
+    /* Elements per piece: the model's choice, then the caps. */
+    const double B = (double)part * (double)ty->size / pl->M;
+    const convoy__machine *m = &a->machine;
+    double b = m->gamma > 0 && m->alpha > 0 ? sqrt(2.0 * m->alpha * B / m->gamma) : B;
+    if (b > B) b = B;
+    pl->b_model = (int64_t)b;
+    int64_t e = (int64_t)(b / (double)ty->size);
+    pl->b_forced = convoy__param_get(a, "CONVOY_ALLREDUCE_NODE_RING_PIECE", 0);
+    if (pl->b_forced > 0) e = pl->b_forced / ty->size;
+    if (e < 1) e = 1;
+    if (pl->M > 1) {
+        /* 2 S slots per process of the largest node, a cache line apart, or 16 bytes apart
+         * in a small segment; fewer slots (down to 1) when even that leaves no room for one
+         * element, unless CONVOY_ALLREDUCE_NODE_RING_SLOTS says how many. */
+        const int forced = convoy__param_get(a, "CONVOY_ALLREDUCE_NODE_RING_SLOTS", 0) > 0;
+        int64_t avail;
+        for (;;) {
+            const int64_t raw = a->shm_bytes / (2 * pl->S * pl->M);
+            avail = raw >= LINE ? raw / LINE * LINE : raw / 16 * 16;
+            if (avail >= ty->true_extent || forced || pl->S == 1) break;
+            pl->S /= 2;
+        }
+        if (avail < ty->true_extent) return CONVOY_ERR_ARG;
+        pl->align = avail >= LINE ? LINE : 16;
+        const int64_t eseg = (avail - ty->true_extent) / ty->extent + 1;
+        pl->b_seg = eseg * ty->size;
+        if (e > eseg) e = eseg;
+    }
+    /* c pieces per process and part, K = M c pieces per part. */
+    const int64_t c = (part + (int64_t)pl->M * e - 1) / ((int64_t)pl->M * e);
+    pl->K = (int64_t)pl->M * (c > 0 ? c : 1);
+    if (pl->K > MAX_UNITS / pl->N) return CONVOY_ERR_ARG;
+    pl->piece = (part + pl->K - 1) / pl->K;
+    pl->cs = pl->M > 1 ? slot_bytes(ty, pl->piece, pl->align) : 0;
+    return 0;
+}
+
+int convoy__allreduce_node_ring_applicable(const convoy__args *a)
+{
+    plan pl;
+    return make_plan(a, &pl) == 0;
+}
+
+/* Message numbering between this process and one peer: tag = number mod 1024, and message
+ * j depends on message j - 1024 of the same pair. */
+typedef struct chan {
+    int64_t n;
+    int32_t *ring; /* [CONVOY_STEP_TAGS] step of message j at j mod 1024 */
+} chan;
+
+static int chan_tag(const chan *c)
+{
+    return (int)(c->n % CONVOY_STEP_TAGS);
+}
+
+static int chan_dep(const chan *c)
+{
+    return c->n >= CONVOY_STEP_TAGS ? c->ring[c->n % CONVOY_STEP_TAGS] : -1;
+}
+
+static void chan_push(chan *c, int step)
+{
+    c->ring[c->n % CONVOY_STEP_TAGS] = step;
+    c->n++;
+}
+
+/* A window of steps: the k-th one depends on the (k - S)-th. */
+typedef struct window {
+    int64_t n, S;
+    int32_t *ring;
+} window;
+
+static int win_dep(const window *w)
+{
+    return w->n >= w->S ? w->ring[w->n % w->S] : -1;
+}
+
+static void win_push(window *w, int step)
+{
+    w->ring[w->n % w->S] = step;
+    w->n++;
+}
+
+/* Appends d to deps if it is a step. */
+static void dep_add(int *deps, int *nd, int d)
+{
+    if (d >= 0) deps[(*nd)++] = d;
+}
+
+int convoy__allreduce_node_ring(const convoy__args *a, convoy__schedule *s)
+{
+    const convoy__topo *t = a->topo;
+    const int64_t n = a->count, ext = a->rtype.extent, lb = a->rtype.true_lb;
+    if (n == 0) return 0;
+    plan pl;
+    int rc = make_plan(a, &pl);
+    if (rc) return rc;
+    const int N = pl.N, i = t->node, me = t->node_rank, m = t->ppn;
+    const int nxt = (i + 1) % N, prv = (i - 1 + N) % N;
+    const int m_next = t->node_size[nxt], m_prev = t->node_size[prv];
+    const int64_t K = pl.K, S = pl.S, cs = pl.cs;
+    const int seg = m > 1; /* this node uses the segment */
+    if (seg) {
+        s->nflags = NFLAGS;
+        s->shm_bytes = 2 * S * m * cs;
+    }
+    /* Scratch: S slots of one piece for the partials that arrive in the reduce stage. */
+    if (N > 1) s->tmp_bytes = a->rtype.true_extent + (S * pl.piece - 1) * ext;
+
+    /* Bookkeeping, freed at the end. */
+    int64_t *cnt = calloc((size_t)m, sizeof *cnt);            /* reduce units per handler */
+    int64_t *bcnt = calloc((size_t)m, sizeof *bcnt);          /* broadcast units per handler */
+    int64_t *wr_h = malloc((size_t)S * sizeof *wr_h);         /* my last S writes: handler */
+    int64_t *wr_c = malloc((size_t)S * sizeof *wr_c);         /*   and its consume position */
+    int64_t *pub = malloc((size_t)S * (m + 1) * sizeof *pub); /* my last S publications */
+    int32_t *sendstep = malloc((size_t)(N * K) * sizeof *sendstep);   /* reduce-stage send of X */
+    int32_t *writestep = malloc((size_t)(N * K) * sizeof *writestep); /* my copy into a slot */
+    int32_t *final = malloc((size_t)K * sizeof *final); /* step completing my part's piece */
+    int32_t *rings = malloc((size_t)(m_next + m_prev) * CONVOY_STEP_TAGS * sizeof *rings);
+    chan *out = calloc((size_t)m_next, sizeof *out), *in = calloc((size_t)m_prev, sizeof *in);
+    int32_t *wins = malloc((size_t)(3 * S) * sizeof *wins);
+    int *deps = malloc((size_t)(m + 4) * sizeof *deps);
+    if (!cnt || !bcnt || !wr_h || !wr_c || !pub || !sendstep || !writestep || !final || !rings ||
+        !out || !in || !wins || !deps) {
+        s->err = CONVOY_ERR_NO_MEM;
+        goto cleanup;
+    }
+    for (int k = 0; k < m_next; k++)
+        out[k].ring = rings + (size_t)k * CONVOY_STEP_TAGS;
+    for (int k = 0; k < m_prev; k++)
+        in[k].ring = rings + (size_t)(m_next + k) * CONVOY_STEP_TAGS;
+    /* Partials received (scratch slot = number mod S; the reduce that last read it),
+     * sends, broadcast receives: at most S of each in flight. */
+    window rslot = {0, S, wins}, sends = {0, S, wins + S}, brecv = {0, S, wins + 2 * S};
+    for (int64_t k = 0; k < N * K; k++)
+        sendstep[k] = writestep[k] = -1;
+
+    const int64_t bslot0 = S * m; /* the broadcast slots follow the reduce slots */
+#define SLOT(idx, len) convoy__reg(CONVOY_BUF_SHM, CONVOY_T_RECV, (idx)*cs - lb, (len))
+#define PIECE(buf, tslot, off, len) convoy__reg((buf), (tslot), (off)*ext, (len))
+    int prev_wr = -1, prev_con = -1, prev_bw = -1, prev_br = -1;
+    int64_t tot = 0, btot = 0;
+
+    /* Reduce stage: at distance d node i handles part i-d-1 (d = 0: its own sum only;
+     * d = N-1: part i, complete). */
+    for (int d = 0; d < N && !s->err; d++) {
+        const int p = ((i - d - 1) % N + N) % N;
+        const int64_t poff = split_off(n, N, p), plen = split_len(n, N, p);
+        for (int64_t q = 0; q < K && !s->err; q++) {
+            const int64_t len = split_len(plen, K, q);
+            if (len == 0) continue;
+            const int64_t off = poff + split_off(plen, K, q);
+            const int h = (int)(q % m);
+            const convoy__region X = PIECE(CONVOY_BUF_RECV, CONVOY_T_RECV, off, len);
+            const convoy__region own =
+                a->inplace ? X : PIECE(CONVOY_BUF_SEND, CONVOY_T_SEND, off, len);
+            int nd = 0;
+            if (h != me) {
+                /* My contribution, into my next reduce slot once its last reader is done. */
+                const int64_t pos = tot - cnt[me];
+                int wt = -1;
+                if (pos >= S)
+                    wt = convoy__add_wait(s, (int)wr_h[pos % S], F_CON,
+                                          (uint32_t)(wr_c[pos % S] + 1), CONVOY_DEP(prev_wr));
+                int cp = convoy__add_copy(s, own, SLOT(me * S + pos % S, len), CONVOY_DEP(wt));
+                nd = 0;
+                dep_add(deps, &nd, cp);
+                dep_add(deps, &nd, prev_wr);
+                prev_wr = convoy__add_notify(s, F_WR, (uint32_t)(pos + 1), nd, deps);
+                wr_h[pos % S] = h;
+                wr_c[pos % S] = cnt[h];
+                writestep[d * K + q] = cp;
+            } else {
+                /* The node's sum in X: own data, then every other process's slot. */
+                int xready = a->inplace ? -1 : convoy__add_copy(s, own, X, 0, NULL);
+                if (seg) {
+                    for (int w = 0; w < m; w++) {
+                        if (w == me) continue;
+                        const int64_t pos = tot - cnt[w];
+                        int wt =
+                            convoy__add_wait(s, w, F_WR, (uint32_t)(pos + 1), CONVOY_DEP(prev_con));
+                        nd = 0;
+                        dep_add(deps, &nd, wt);
+                        dep_add(deps, &nd, xready);
+                        xready = convoy__add_reduce(s, SLOT(w * S + pos % S, len), X, nd, deps);
+                    }
+                    nd = 0;
+                    dep_add(deps, &nd, xready);
+                    dep_add(deps, &nd, prev_con);
+                    xready = prev_con =
+                        convoy__add_notify(s, F_CON, (uint32_t)(cnt[me] + 1), nd, deps);
+                }
+                if (d > 0) {
+                    /* The previous nodes' partial, into a scratch slot, then into X. */
+                    chan *c = &in[q % m_prev];
+                    const convoy__region R = convoy__reg(CONVOY_BUF_TMP, CONVOY_T_RECV,
+                                                         (rslot.n % S) * pl.piece * ext - lb, len);
+                    nd = 0;
+                    dep_add(deps, &nd, win_dep(&rslot));
+                    dep_add(deps, &nd, chan_dep(c));
+                    int rcv = convoy__add_recv(s, CONVOY_COMM_ALL,
+                                               convoy__topo_rank_at(t, prv, (int)(q % m_prev)),
+                                               chan_tag(c), R, nd, deps);
+                    chan_push(c, rcv);
+                    nd = 0;
+                    dep_add(deps, &nd, rcv);
+                    dep_add(deps, &nd, xready);
+                    xready = convoy__add_reduce(s, R, X, nd, deps);
+                    win_push(&rslot, xready);
+                }
+                if (d < N - 1) {
+                    chan *c = &out[q % m_next];
+                    nd = 0;
+                    dep_add(deps, &nd, xready);
+                    dep_add(deps, &nd, chan_dep(c));
+                    dep_add(deps, &nd, win_dep(&sends));
+                    int snd = convoy__add_send(s, CONVOY_COMM_ALL,
+                                               convoy__topo_rank_at(t, nxt, (int)(q % m_next)),
+                                               chan_tag(c), X, nd, deps);
+                    chan_push(c, snd);
+                    win_push(&sends, snd);
+                    sendstep[d * K + q] = snd;
+                } else {
+                    final[q] = xready;
+                }
+            }
+            tot++;
+            cnt[h]++;
+        }
+    }
+
+    /* Broadcast stage: at distance e node i receives part i-e complete (e = 0: its own),
+     * forwards it unless the next node is where it started, and shares it on the node. */
+    for (int e = 0; e < N && !s->err; e++) {
+        const int p = ((i - e) % N + N) % N;
+        const int dr = (e - 1 + N) % N; /* the reduce-stage distance of the same part */
+        const int64_t poff = split_off(n, N, p), plen = split_len(n, N, p);
+        for (int64_t q = 0; q < K && !s->err; q++) {
+            const int64_t len = split_len(plen, K, q);
+            if (len == 0) continue;
+            const int64_t off = poff + split_off(plen, K, q);
+            const int h = (int)(q % m);
+            const convoy__region X = PIECE(CONVOY_BUF_RECV, CONVOY_T_RECV, off, len);
+            int nd = 0;
+            if (h == me) {
+                int fin;
+                if (e == 0) {
+                    fin = final[q];
+                } else {
+                    /* Into X, after the reduce stage sent the partial from there. */
+                    chan *c = &in[q % m_prev];
+                    nd = 0;
+                    dep_add(deps, &nd, sendstep[dr * K + q]);
+                    dep_add(deps, &nd, chan_dep(c));
+                    dep_add(deps, &nd, win_dep(&brecv));
+                    fin = convoy__add_recv(s, CONVOY_COMM_ALL,
+                                           convoy__topo_rank_at(t, prv, (int)(q % m_prev)),
+                                           chan_tag(c), X, nd, deps);
+                    chan_push(c, fin);
+                    win_push(&brecv, fin);
+                }
+                if (e < N - 1) {
+                    chan *c = &out[q % m_next];
+                    nd = 0;
+                    dep_add(deps, &nd, fin);
+                    dep_add(deps, &nd, chan_dep(c));
+                    dep_add(deps, &nd, win_dep(&sends));
+                    int snd = convoy__add_send(s, CONVOY_COMM_ALL,
+                                               convoy__topo_rank_at(t, nxt, (int)(q % m_next)),
+                                               chan_tag(c), X, nd, deps);
+                    chan_push(c, snd);
+                    win_push(&sends, snd);
+                }
+                if (seg) {
+                    /* Publish: my next broadcast slot, once every reader released it. */
+                    const int64_t bpos = bcnt[me];
+                    nd = 0;
+                    dep_add(deps, &nd, fin);
+                    if (bpos >= S) {
+                        const int64_t *u = pub + (bpos % S) * (m + 1);
+                        for (int r = 0; r < m; r++)
+                            if (r != me)
+                                dep_add(deps, &nd,
+                                        convoy__add_wait(s, r, F_BR,
+                                                         (uint32_t)(u[0] - u[1 + r] + 1),
+                                                         CONVOY_DEP(prev_bw)));
+                    }
+                    int cp =
+                        convoy__add_copy(s, X, SLOT(bslot0 + me * S + bpos % S, len), nd, deps);
+                    nd = 0;
+                    dep_add(deps, &nd, cp);
+                    dep_add(deps, &nd, prev_bw);
+                    prev_bw = convoy__add_notify(s, F_BW, (uint32_t)(bpos + 1), nd, deps);
+                    int64_t *u = pub + (bpos % S) * (m + 1);
+                    u[0] = btot;
+                    for (int r = 0; r < m; r++)
+                        u[1 + r] = bcnt[r];
+                }
+            } else {
+                /* Copy the finished piece out of h's broadcast slot. */
+                const int64_t bpos = bcnt[h], rpos = btot - bcnt[me];
+                int wt = convoy__add_wait(s, h, F_BW, (uint32_t)(bpos + 1), CONVOY_DEP(prev_br));
+                nd = 0;
+                dep_add(deps, &nd, wt);
+                if (a->inplace) dep_add(deps, &nd, writestep[dr * K + q]);
+                int cp = convoy__add_copy(s, SLOT(bslot0 + h * S + bpos % S, len), X, nd, deps);
+                nd = 0;
+                dep_add(deps, &nd, cp);
+                dep_add(deps, &nd, prev_br);
+                prev_br = convoy__add_notify(s, F_BR, (uint32_t)(rpos + 1), nd, deps);
+            }
+            btot++;
+            bcnt[h]++;
+        }
+    }
+#undef SLOT
+#undef PIECE
+
+cleanup:
+    free(cnt);
+    free(bcnt);
+    free(wr_h);
+    free(wr_c);
+    free(pub);
+    free(sendstep);
+    free(writestep);
+    free(final);
+    free(rings);
+    free(out);
+    free(in);
+    free(wins);
+    free(deps);
+    return s->err;
+}
+
+double convoy__allreduce_node_ring_cost(const convoy__args *a, const convoy__machine *m)
+{
+    plan pl;
+    if (a->count == 0 || make_plan(a, &pl)) return 0;
+    const double ns = (double)a->count * (double)a->rtype.size, M = pl.M, N = pl.N;
+    const double b = (double)(pl.piece * a->rtype.size);
+    const double k = (double)((pl.K + pl.mmin - 1) / pl.mmin);
+    const double net = 2.0 * (N - 1) * k * (m->alpha + m->beta * b);
+    const double loc = m->gamma * ns * (3.0 * (M - 1) + 1) / M;
+    return (net > loc ? net : loc) + (N - 1) * m->gamma * b + (M > 1 ? 2 * m->alpha : 0);
+}
+
+void convoy__allreduce_node_ring_explain(const convoy__args *a, char *buf, size_t len)
+{
+    plan pl;
+    if (make_plan(a, &pl)) {
+        snprintf(buf, len, "does not apply");
+        return;
+    }
+    const int64_t size = a->rtype.size;
+    snprintf(buf, len,
+             "%d nodes, M = %d: K = %lld pieces per part (%lld per process), pieces of up to %lld "
+             "bytes (model sqrt(2 alpha B / gamma) = %lld, segment slot limit %lld%s), %lld "
+             "slots per ring",
+             pl.N, pl.M, (long long)pl.K, (long long)(pl.K / pl.M), (long long)(pl.piece * size),
+             (long long)pl.b_model, (long long)pl.b_seg,
+             pl.b_forced > 0 ? ", CONVOY_ALLREDUCE_NODE_RING_PIECE" : "", (long long)pl.S);
+}
