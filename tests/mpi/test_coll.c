@@ -35,6 +35,7 @@
 #include <stddef.h>
 
 #include "api/api.h"
+#include "check/dist.h"
 #include "convoy.h"
 #include "select/select.h"
 
@@ -970,9 +971,18 @@ static void allreduce_types_suite(const tcomm *c, uint64_t seed)
 
 /* --- Allgatherv cases ----------------------------------------------------------------------- */
 
-enum ckind { C_RANDOM0, C_ZEROS, C_ONE, C_255, C_ODD, C_SINGLE, C_LARGE, C_STREAM };
+/* C_DIST + d: the six distributions of papers/002 §3 (check/dist.h), base count DIST_BASE. */
+enum ckind { C_RANDOM0, C_ZEROS, C_ONE, C_255, C_ODD, C_SINGLE, C_LARGE, C_STREAM, C_DIST };
 static const char *ckind_name[] = {"random-with-zeros", "all-zero", "all-1", "all-255", "odd",
                                    "one-nonzero",       "large",    "stream"};
+static const char *const dist_names[] = {"regular",  "broadcast",  "spike",
+                                         "halffull", "decreasing", "geometric"};
+enum { NDIST = 6, DIST_BASE = 40 };
+
+static const char *ckind_str(int ck)
+{
+    return ck >= C_DIST ? dist_names[ck - C_DIST] : ckind_name[ck];
+}
 /* --stream: the receive buffer bytes the C_STREAM counts aim at (about 300 node segments). */
 static int64_t g_stream_bytes;
 enum dkind { D_PACKED, D_GAPPED };
@@ -987,10 +997,15 @@ static void make_counts(gv *g, int p, int ck, int dk, int mult, int64_t large_el
 {
     g->rcounts = calloc((size_t)p, sizeof(int));
     g->displs = calloc((size_t)p, sizeof(int));
+    int64_t *dist = NULL;
+    if (ck >= C_DIST) {
+        dist = calloc((size_t)p, sizeof *dist);
+        convoy__dist_counts(dist_names[ck - C_DIST], p, DIST_BASE, seed, dist);
+    }
     int nonzero = 0;
     for (int r = 0; r < p; r++) {
         uint64_t h = tc_hash(seed, 1000 + r, 7);
-        int c = 0;
+        int c = dist ? (int)dist[r] : 0;
         switch (ck) {
         case C_RANDOM0: c = (h % 3 == 0) ? 0 : (int)(h % 40) + 1; break;
         case C_ZEROS: c = 0; break;
@@ -1008,6 +1023,7 @@ static void make_counts(gv *g, int p, int ck, int dk, int mult, int64_t large_el
         g->rcounts[r] = c * mult;
         nonzero += c != 0;
     }
+    free(dist);
     if (ck == C_RANDOM0 && nonzero == 0) g->rcounts[p / 2] = 5 * mult;
     /* Displacements: packed in rank order, or blocks in a shuffled order with gaps of 0..3
      * elements; a zero-count rank's displacement points into another rank's block. */
@@ -1086,7 +1102,7 @@ static void case_allgatherv(const tcomm *c, const layout *sl, const layout *rl, 
     make_counts(&g, c->size, ck, dk, mult, large_elems, seed);
     int scount = (int)((int64_t)g.rcounts[c->rank] * rl->nb / sl->nb);
     snprintf(what, sizeof what, "allgatherv comm=%s send=%s recv=%s counts=%s displs=%s%s", c->name,
-             inplace ? "IN_PLACE" : sl->name, rl->name, ckind_name[ck],
+             inplace ? "IN_PLACE" : sl->name, rl->name, ckind_str(ck),
              dk == D_PACKED ? "packed" : "shuffled-with-gaps", inplace ? " in-place" : "");
     say(c, what);
     tbuf exp, sb, rb;
@@ -1179,6 +1195,9 @@ static void allgatherv_suite(const tcomm *c, uint64_t seed)
             case_allgatherv(c, &L_int, &L_int, ck, dk, 0, ck == C_RANDOM0 ? ALL : BN,
                             seed + 20 + (uint64_t)(ck * 2 + dk));
         }
+    /* The six distributions of papers/002 §3. */
+    for (int d = 0; d < NDIST; d++)
+        case_allgatherv(c, &L_int, &L_int, C_DIST + d, D_GAPPED, 0, BN, seed + 70 + (uint64_t)d);
     /* In place. */
     case_allgatherv(c, &L_int, &L_int, C_RANDOM0, D_GAPPED, 1, ALL, seed + 40);
     case_allgatherv(c, &L_double, &L_double, C_ODD, D_PACKED, 1, BN, seed + 41);
