@@ -243,7 +243,7 @@ static void collect_meta(bench_ctx *x, const convoy__topo *topo)
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int len;
     MPI_Get_library_version(lib, &len);
-    snprintf(m->mpi_full, sizeof m->mpi_full, "%s", lib);
+    snprintf(m->mpi_full, sizeof m->mpi_full, "%.*s", (int)sizeof m->mpi_full - 1, lib);
     lib[strcspn(lib, "\r\n")] = '\0';
     snprintf(m->mpi_version, sizeof m->mpi_version, "%.*s", (int)sizeof m->mpi_version - 1, lib);
     MPI_Get_version(&m->mpi_major, &m->mpi_minor);
