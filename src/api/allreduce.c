@@ -53,6 +53,13 @@ static int setup(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
     r->sendbuf = r->inplace ? NULL : sendbuf;
     r->recvbuf = recvbuf;
     r->count = count;
+    return convoy__req_reduction_route(r, op, dt, mode, out);
+}
+
+int convoy__req_reduction_route(convoy_request r, MPI_Op op, MPI_Datatype dt, int mode,
+                                convoy_request *out)
+{
+    int rc;
     r->op = op;
     r->rtype = r->op_type = dt;
     /* The user may free a derived datatype while a persistent request lives. */

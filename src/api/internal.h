@@ -198,6 +198,10 @@ int convoy__plan(convoy_request r, convoy__args *a);
  * now or deferred) or the native one. mode: CONVOY_BLOCKING, _NONBLOCKING, _PERSISTENT. */
 enum { CONVOY_BLOCKING, CONVOY_NONBLOCKING, CONVOY_PERSISTENT };
 int convoy__req_route(convoy_request r, int mode);
+/* The tail of a reduction's setup (Allreduce, Reduce_scatter): the op and datatype (a
+ * persistent request keeps its own hold on it), then convoy__req_route; frees r on error. */
+int convoy__req_reduction_route(convoy_request r, MPI_Op op, MPI_Datatype dt, int mode,
+                                convoy_request *out);
 /* Runs a request set up by an entry point: blocking start + wait, or hands it out. */
 int convoy__req_launch(convoy_request r, int mode, convoy_request *out);
 

@@ -106,18 +106,7 @@ static int setup(const char *what, const void *sendbuf, void *recvbuf, int recvc
         }
         memcpy(r->rcounts, recvcounts, (size_t)size * sizeof *r->rcounts);
     }
-    r->op = op;
-    r->rtype = r->op_type = dt;
-    /* The user may free a derived datatype while a persistent request lives. */
-    r->owns_types = r->persistent;
-    if ((r->persistent && (rc = convoy__type_keep(dt, &r->rtype))) ||
-        (rc = convoy__req_route(r, mode))) {
-        convoy__req_free(r);
-        return rc;
-    }
-    r->stype = r->rtype;
-    *out = r;
-    return MPI_SUCCESS;
+    return convoy__req_reduction_route(r, op, dt, mode, out);
 }
 
 static int entry(const char *what, const void *sendbuf, void *recvbuf, int recvcount,

@@ -237,6 +237,21 @@ static void dep_add(int *deps, int *nd, int d)
     if (d >= 0) deps[(*nd)++] = d;
 }
 
+/* Sends region X on to `peer` of the next node over channel c, after step `after`, the
+ * channel's message 1024 earlier and the send S sends earlier (both stages use it). */
+static int send_on(convoy__schedule *s, chan *c, window *sends, int peer, convoy__region X,
+                   int after)
+{
+    int deps[3], nd = 0;
+    dep_add(deps, &nd, after);
+    dep_add(deps, &nd, chan_dep(c));
+    dep_add(deps, &nd, win_dep(sends));
+    int snd = convoy__add_send(s, CONVOY_COMM_ALL, peer, chan_tag(c), X, nd, deps);
+    chan_push(c, snd);
+    win_push(sends, snd);
+    return snd;
+}
+
 int convoy__allreduce_node_ring(const convoy__args *a, convoy__schedule *s)
 {
     const convoy__topo *t = a->topo;
@@ -359,17 +374,9 @@ int convoy__allreduce_node_ring(const convoy__args *a, convoy__schedule *s)
                     win_push(&rslot, xready);
                 }
                 if (d < N - 1) {
-                    chan *c = &out[q % m_next];
-                    nd = 0;
-                    dep_add(deps, &nd, xready);
-                    dep_add(deps, &nd, chan_dep(c));
-                    dep_add(deps, &nd, win_dep(&sends));
-                    int snd = convoy__add_send(s, CONVOY_COMM_ALL,
-                                               convoy__topo_rank_at(t, nxt, (int)(q % m_next)),
-                                               chan_tag(c), X, nd, deps);
-                    chan_push(c, snd);
-                    win_push(&sends, snd);
-                    sendstep[d * K + q] = snd;
+                    sendstep[d * K + q] =
+                        send_on(s, &out[q % m_next], &sends,
+                                convoy__topo_rank_at(t, nxt, (int)(q % m_next)), X, xready);
                 } else {
                     final[q] = xready;
                 }
@@ -409,18 +416,9 @@ int convoy__allreduce_node_ring(const convoy__args *a, convoy__schedule *s)
                     chan_push(c, fin);
                     win_push(&brecv, fin);
                 }
-                if (e < N - 1) {
-                    chan *c = &out[q % m_next];
-                    nd = 0;
-                    dep_add(deps, &nd, fin);
-                    dep_add(deps, &nd, chan_dep(c));
-                    dep_add(deps, &nd, win_dep(&sends));
-                    int snd = convoy__add_send(s, CONVOY_COMM_ALL,
-                                               convoy__topo_rank_at(t, nxt, (int)(q % m_next)),
-                                               chan_tag(c), X, nd, deps);
-                    chan_push(c, snd);
-                    win_push(&sends, snd);
-                }
+                if (e < N - 1)
+                    send_on(s, &out[q % m_next], &sends,
+                            convoy__topo_rank_at(t, nxt, (int)(q % m_next)), X, fin);
                 if (seg) {
                     /* Publish: my next broadcast slot, once every reader released it. */
                     const int64_t bpos = bcnt[me];
