@@ -1,5 +1,6 @@
 /* The PMPI transport (see transport_mpi.h). */
 #include "sched/transport_mpi.h"
+#include "platform/platform.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -63,6 +64,7 @@ static int copy(void *ctx, const void *src, int64_t scount, int stslot, void *ds
     int64_t bytes = scount * m->size[stslot];
     if (bytes != dcount * m->size[dtslot]) return MPI_ERR_TRUNCATE;
     if (bytes == 0) return 0;
+    convoy__plat_charge_copy(bytes);
     if (m->contig[stslot] && m->contig[dtslot]) {
         memmove(dst, src, (size_t)bytes);
         return 0;
@@ -87,6 +89,7 @@ static int reduce(void *ctx, const void *in, void *inout, int64_t count, int tsl
     convoy__mpi_transport *m = ctx;
     if (!count_ok(count)) return MPI_ERR_COUNT;
     (void)tslot; /* reductions are on the operation's datatype */
+    convoy__plat_charge_reduce(count, m->op_type);
     return count ? PMPI_Reduce_local(in, inout, (int)count, m->op_type, m->op) : 0;
 }
 
