@@ -6,10 +6,11 @@
  * functions). Under SMPI (docs/architecture.md, "Simulation"; shared/notes/simgrid.md):
  *
  *   waits        ranks are cooperative contexts in one process: a polling wait must hand
- *                the processor to the simulator, or it spins forever. A notification of
- *                the node segment wakes the waiters of its host at once (a SimGrid
- *                condition); a wait for a message polls with MPI_Test, which SMPI charges
- *                (smpi/test) and which yields.
+ *                the processor to the simulator, or it spins forever. A wait that can only
+ *                end with a message blocks in MPI_Waitany (exact, and one simulator event);
+ *                otherwise a notification of the node segment wakes the waiters of its host
+ *                at once (a SimGrid semaphore), and a wait that may also end with a message
+ *                polls every CONVOY_SIM_POLL seconds.
  *   windows      MPI_Win_shared_query returns process 0's base for every process; with
  *                equal shares process q's memory is base(0) + q * share.
  *   nodes        a SimGrid host is one network endpoint; a Convoy node may be several
@@ -28,6 +29,18 @@
 
 #include <mpi.h>
 #include <stdint.h>
+
+/* Whether a wait that can only end with a message should block in MPI (MPI_Waitany)
+ * instead of polling: under simulation, where every MPI_Test costs simulated time and
+ * every poll a simulator round, and a blocking wait ends exactly when the message lands. */
+static inline int convoy__plat_blocking_waits(void)
+{
+#ifdef CONVOY_SIMGRID
+    return 1;
+#else
+    return 0;
+#endif
+}
 
 /* One step of a polling wait; *iter counts the steps of one wait (start it at 0). */
 void convoy__plat_wait(unsigned *iter);

@@ -39,9 +39,23 @@ static int test(void *ctx, void **req, int *done)
     (void)ctx;
     MPI_Request r;
     memcpy(&r, req, sizeof r);
+    if (r == MPI_REQUEST_NULL) return *done = 1, 0; /* wait_any's; SMPI leaves *done unset */
     int rc = PMPI_Test(&r, done, MPI_STATUS_IGNORE);
     memcpy(req, &r, sizeof r);
     return rc;
+}
+
+static int wait_any(void *ctx, void **const *slots, int n)
+{
+    (void)ctx;
+    MPI_Request r[CONVOY_WAIT_ANY_MAX];
+    int idx, rc;
+    if (n > CONVOY_WAIT_ANY_MAX) return MPI_ERR_INTERN;
+    for (int k = 0; k < n; k++)
+        memcpy(&r[k], slots[k], sizeof r[k]);
+    if ((rc = PMPI_Waitany(n, r, &idx, MPI_STATUS_IGNORE)) || idx == MPI_UNDEFINED) return rc;
+    memcpy(slots[idx], &r[idx], sizeof r[idx]); /* MPI_REQUEST_NULL: tests as done */
+    return 0;
 }
 
 static void cancel(void *ctx, void **req)
@@ -139,6 +153,7 @@ void convoy__mpi_transport_init(convoy__mpi_transport *m, MPI_Comm comm, int tag
     t->irecv = irecv;
     t->test = test;
     t->cancel = cancel;
+    t->wait_any = wait_any;
     t->copy = copy;
     t->reduce = reduce;
     if (shm) {
