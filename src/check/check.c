@@ -262,6 +262,14 @@ static const char *buf_name(int b)
     return b >= 0 && b < CONVOY_NBUF ? n[b] : "?";
 }
 
+static int64_t buf_size(const vctx *v, const convoy__schedule *s, int buf)
+{
+    return buf == CONVOY_BUF_SEND   ? v->sbytes
+           : buf == CONVOY_BUF_RECV ? v->rbytes
+           : buf == CONVOY_BUF_TMP  ? s->tmp_bytes
+                                    : v->shm_bytes;
+}
+
 static int check_region(const vctx *v, const convoy__schedule *s, const convoy__region *g,
                         char *why, size_t len)
 {
@@ -272,10 +280,7 @@ static int check_region(const vctx *v, const convoy__schedule *s, const convoy__
     }
     if (g->count == 0) return 0;
     int64_t bytes = g->count * v->tsb[g->tslot];
-    int64_t size = g->buf == CONVOY_BUF_SEND   ? v->sbytes
-                   : g->buf == CONVOY_BUF_RECV ? v->rbytes
-                   : g->buf == CONVOY_BUF_TMP  ? s->tmp_bytes
-                                               : v->shm_bytes;
+    int64_t size = buf_size(v, s, g->buf);
     if (g->buf == CONVOY_BUF_SEND && v->inplace) {
         snprintf(why, len, "uses the send buffer although it is MPI_IN_PLACE");
         return 1;
@@ -288,9 +293,13 @@ static int check_region(const vctx *v, const convoy__schedule *s, const convoy__
     return 0;
 }
 
-static int comm_size(const convoy__topo *t, int comm)
+/* Size of communicator comm as seen from schedule s (a mapped child: its group). */
+static int comm_size(const convoy__topo *t, const convoy__schedule *s, int comm)
 {
-    return comm == CONVOY_COMM_NODE ? t->ppn : comm == CONVOY_COMM_LANE ? t->lane_size : t->size;
+    return comm == CONVOY_COMM_NODE   ? t->ppn
+           : comm == CONVOY_COMM_LANE ? t->lane_size
+           : comm == CONVOY_COMM_MAP  ? s->nmap
+                                      : t->size;
 }
 
 /* Checks what can be known without running: kinds, peers, tags, flags, regions in
@@ -314,9 +323,9 @@ static int validate(const vctx *v, const convoy__schedule *s, int comm, const ch
             const convoy__region *g = st->kind == CONVOY_STEP_SEND ? &st->src : &st->dst;
             if (st->comm > CONVOY_COMM_LANE)
                 snprintf(r, sizeof r, "unknown communicator %d", st->comm);
-            else if (st->peer < 0 || st->peer >= comm_size(v->t, pc))
+            else if (st->peer < 0 || st->peer >= comm_size(v->t, s, pc))
                 snprintf(r, sizeof r, "peer %d outside the communicator of %d", st->peer,
-                         comm_size(v->t, pc));
+                         comm_size(v->t, s, pc));
             else if (st->tag < 0 || st->tag >= CONVOY_STEP_TAGS)
                 snprintf(r, sizeof r, "tag %d outside 0..%d", st->tag, CONVOY_STEP_TAGS - 1);
             else
@@ -341,11 +350,26 @@ static int validate(const vctx *v, const convoy__schedule *s, int comm, const ch
         } else if (st->kind == CONVOY_STEP_NESTED) {
             if (st->child < 0 || st->child >= s->nchildren || !s->children[st->child])
                 snprintf(r, sizeof r, "child %d of %d", st->child, s->nchildren);
-            else if (st->comm != CONVOY_COMM_NODE && st->comm != CONVOY_COMM_LANE)
+            else if (st->comm != CONVOY_COMM_NODE && st->comm != CONVOY_COMM_LANE &&
+                     st->comm != CONVOY_COMM_MAP)
                 snprintf(r, sizeof r, "nested schedule on communicator %d", st->comm);
             else {
+                /* The child's buffers start where the step rebased them; a mapped child's
+                 * group must be ranks of this schedule's communicator. */
+                const convoy__schedule *c = s->children[st->child];
+                vctx cv = *v;
+                cv.sbytes = buf_size(v, s, st->src.buf) - st->src.off;
+                cv.rbytes = buf_size(v, s, st->dst.buf) - st->dst.off;
+                cv.inplace = st->src.buf == CONVOY_BUF_SEND && v->inplace;
+                for (int k = 0; st->comm == CONVOY_COMM_MAP && k < c->nmap && !r[0]; k++)
+                    if (c->map[k] < 0 || c->map[k] >= comm_size(v->t, s, comm))
+                        snprintf(r, sizeof r, "group member %d is rank %d outside 0..%d", k,
+                                 c->map[k], comm_size(v->t, s, comm) - 1);
+                if (st->src.buf >= CONVOY_NBUF || st->dst.buf >= CONVOY_NBUF || cv.sbytes < 0 ||
+                    cv.rbytes < 0)
+                    snprintf(r, sizeof r, "child buffers rebased outside the parent's buffers");
                 snprintf(w2, sizeof w2, "%snested schedule of step %d, ", where, i);
-                if (validate(v, s->children[st->child], st->comm, w2, why, len)) return 1;
+                if (!r[0] && validate(&cv, c, st->comm, w2, why, len)) return 1;
             }
         }
         if (r[0]) {

@@ -1,0 +1,223 @@
+/* The node/lane decomposition machinery (see lane.h). */
+#include "coll/lane.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "select/select.h"
+
+void convoy__lane_map(const convoy__topo *t, int j, int32_t *map)
+{
+    for (int l = 0; l < t->nnodes; l++)
+        map[l] = convoy__lane_member(t, j, l);
+}
+
+int convoy__lane_group_topo(convoy__topo *sub, int m, int me)
+{
+    int64_t *ids = malloc((size_t)(m > 0 ? m : 1) * sizeof *ids);
+    if (!ids) return CONVOY_ERR_NO_MEM;
+    for (int i = 0; i < m; i++)
+        ids[i] = i;
+    int rc = convoy__topo_from_ids(sub, m, me, ids);
+    free(ids);
+    return rc ? CONVOY_ERR_NO_MEM : 0;
+}
+
+int convoy__lane_node_topo_of(convoy__topo *sub, int n, int me)
+{
+    int64_t *ids = calloc((size_t)(n > 0 ? n : 1), sizeof *ids);
+    if (!ids) return CONVOY_ERR_NO_MEM;
+    int rc = convoy__topo_from_ids(sub, n, me, ids);
+    free(ids);
+    return rc ? CONVOY_ERR_NO_MEM : 0;
+}
+
+int convoy__lane_node_topo(convoy__topo *sub, const convoy__topo *t)
+{
+    return convoy__lane_node_topo_of(sub, t->ppn, t->node_rank);
+}
+
+void convoy__lane_sub_args(const convoy__args *a, int coll, const convoy__topo *sub_topo,
+                           int concurrent, convoy__args *sub)
+{
+    *sub = *a;
+    sub->coll = coll;
+    sub->topo = sub_topo;
+    sub->inplace = 0;
+    /* Concurrent children would share the segment's flags: children use messages. */
+    sub->shm_bytes = 0;
+    sub->machine = convoy__lane_level(&a->machine, concurrent);
+}
+
+convoy__machine convoy__lane_level(const convoy__machine *m, int concurrent)
+{
+    convoy__machine r = convoy__machine_levels(m);
+    if (concurrent <= 0) {
+        r.alpha = r.alpha_node;
+        r.beta = r.beta_node;
+    } else if (concurrent * r.beta_nic > r.beta) {
+        r.beta = concurrent * r.beta_nic;
+    }
+    return r;
+}
+
+double convoy__lane_child_cost(const convoy__args *sub)
+{
+    if (sub->topo->size <= 1) return 0;
+    const convoy__algo *al = convoy__select(sub, &sub->machine, NULL, 0);
+    return al && al->cost ? al->cost(sub, &sub->machine) : 0;
+}
+
+double convoy__lane_cost_equal(const convoy__args *a, int coll, int m, int concurrent,
+                               int64_t count)
+{
+    if (m <= 1) return 0;
+    convoy__topo st;
+    int64_t *rc = malloc(2 * (size_t)m * sizeof *rc);
+    int ok = rc && !(concurrent > 0 ? convoy__lane_group_topo(&st, m, 0)
+                                    : convoy__lane_node_topo_of(&st, m, 0));
+    double t = 0;
+    if (ok) {
+        convoy__args sub;
+        convoy__lane_sub_args(a, coll, &st, concurrent, &sub);
+        int64_t b = convoy__coll_base(coll) == CONVOY_COLL_REDUCE_SCATTER ? count / m : count;
+        for (int i = 0; i < m; i++) {
+            rc[i] = b;
+            rc[m + i] = b * i;
+        }
+        sub.count = count;
+        sub.rcounts = rc;
+        sub.displs = rc + m;
+        t = convoy__lane_child_cost(&sub);
+        convoy__topo_free(&st);
+    }
+    free(rc);
+    return t;
+}
+
+/* Whether the child moves any data (an all-zero child is left out). */
+static int moves(const convoy__args *sub)
+{
+    if (sub->count > 0) return 1;
+    if (sub->rcounts)
+        for (int i = 0; i < sub->topo->size; i++)
+            if (sub->rcounts[i] > 0) return 1;
+    return 0;
+}
+
+int convoy__lane_placeholder(convoy__schedule *s, int ndeps, const int *deps)
+{
+    if (s->err) return -1;
+    convoy__schedule *c = malloc(sizeof *c);
+    if (!c) {
+        s->err = CONVOY_ERR_NO_MEM;
+        return -1;
+    }
+    convoy__sched_init(c);
+    return convoy__add_nested(s, CONVOY_COMM_NODE, c, ndeps, deps);
+}
+
+int convoy__lane_child(convoy__schedule *s, const convoy__args *sub, const int32_t *map,
+                       convoy__region send, convoy__region recv, int ndeps, const int *deps)
+{
+    if (s->err) return -1;
+    if (sub->topo->size <= 1 || !moves(sub)) return convoy__lane_placeholder(s, ndeps, deps);
+    const convoy__algo *al = convoy__select(sub, &sub->machine, NULL, 0);
+    convoy__schedule *c = malloc(sizeof *c);
+    if (!al || !c) {
+        free(c);
+        s->err = al ? CONVOY_ERR_NO_MEM : CONVOY_ERR_INTERN;
+        return -1;
+    }
+    convoy__sched_init(c);
+    int rc = al->build(sub, c);
+    if (!rc && map) {
+        c->map = malloc((size_t)sub->topo->size * sizeof *c->map);
+        if (c->map) {
+            memcpy(c->map, map, (size_t)sub->topo->size * sizeof *c->map);
+            c->nmap = sub->topo->size;
+        } else {
+            rc = CONVOY_ERR_NO_MEM;
+        }
+    }
+    if (rc) {
+        convoy__sched_free(c);
+        free(c);
+        s->err = rc;
+        return -1;
+    }
+    return convoy__add_nested_on(s, map ? CONVOY_COMM_MAP : CONVOY_COMM_NODE, c, send, recv, ndeps,
+                                 deps);
+}
+
+void convoy__lane_deps_add(convoy__lane_deps *d, int step, convoy__schedule *s)
+{
+    if (step < 0) return;
+    if (d->n == d->cap) {
+        int cap = d->cap ? 2 * d->cap : 16;
+        int *v = realloc(d->v, (size_t)cap * sizeof *v);
+        if (!v) {
+            s->err = CONVOY_ERR_NO_MEM;
+            return;
+        }
+        d->v = v;
+        d->cap = cap;
+    }
+    d->v[d->n++] = step;
+}
+
+void convoy__lane_deps_free(convoy__lane_deps *d)
+{
+    free(d->v);
+    memset(d, 0, sizeof *d);
+}
+
+int convoy__lane_agv_group(convoy__schedule *s, const convoy__args *a, int m, int me,
+                           const int32_t *map, int concurrent, const int *first, const int *own,
+                           int ndeps, const int *deps, convoy__lane_deps *out)
+{
+    if (m <= 1) return s->err;
+    /* One child if every member's blocks follow each other in the receive buffer. */
+    int merged = 1, width = 0;
+    for (int i = 0; i < m; i++) {
+        if (first[i + 1] - first[i] > width) width = first[i + 1] - first[i];
+        for (int k = first[i] + 1; k < first[i + 1] && merged; k++)
+            merged = a->displs[own[k]] == a->displs[own[k - 1]] + a->rcounts[own[k - 1]];
+    }
+    convoy__topo st;
+    int64_t *rc = malloc(2 * (size_t)m * sizeof *rc);
+    if (!rc ||
+        (map ? convoy__lane_group_topo(&st, m, me) : convoy__lane_node_topo_of(&st, m, me))) {
+        free(rc);
+        return s->err = CONVOY_ERR_NO_MEM;
+    }
+    int64_t *dp = rc + m;
+    convoy__args sub;
+    convoy__lane_sub_args(a, CONVOY_COLL_ALLGATHERV, &st, map ? concurrent : 0, &sub);
+    sub.rcounts = rc;
+    sub.displs = dp;
+    const convoy__region recv = convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, 0, 0);
+    for (int v = 0; v < (merged ? 1 : width) && !s->err; v++) {
+        for (int i = 0; i < m; i++) {
+            rc[i] = 0;
+            dp[i] = 0;
+            if (merged) {
+                for (int k = first[i]; k < first[i + 1]; k++)
+                    rc[i] += a->rcounts[own[k]];
+                if (first[i + 1] > first[i]) dp[i] = a->displs[own[first[i]]];
+            } else if (first[i] + v < first[i + 1]) {
+                rc[i] = a->rcounts[own[first[i] + v]];
+                dp[i] = a->displs[own[first[i] + v]];
+            }
+        }
+        /* The child's own block is already in place: it runs in place on the receive
+         * buffer (send region = its own block). */
+        sub.count = rc[me];
+        sub.inplace = 1;
+        int step = convoy__lane_child(s, &sub, map, recv, recv, ndeps, deps);
+        convoy__lane_deps_add(out, step, s);
+    }
+    convoy__topo_free(&st);
+    free(rc);
+    return s->err;
+}
