@@ -723,16 +723,18 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
     memset(res, 0, sizeof *res);
     res->status = CONVOY_CHECK_PASS;
     const int P = c->procs;
+    /* Allgather and Reduce_scatter_block are their v-forms' cases with equal counts. */
+    const int coll = convoy__coll_base(c->coll);
     if (P < 1 || !c->algo || !c->algo->build || c->ppn < 1 ||
-        (c->coll != CONVOY_COLL_ALLGATHERV && c->coll != CONVOY_COLL_ALLREDUCE &&
-         c->coll != CONVOY_COLL_BARRIER && c->coll != CONVOY_COLL_REDUCE_SCATTER) ||
-        (c->coll == CONVOY_COLL_ALLREDUCE && c->count < 0))
+        (coll != CONVOY_COLL_ALLGATHERV && coll != CONVOY_COLL_ALLREDUCE &&
+         coll != CONVOY_COLL_BARRIER && coll != CONVOY_COLL_REDUCE_SCATTER) ||
+        (coll == CONVOY_COLL_ALLREDUCE && c->count < 0))
         return CONVOY_ERR_ARG;
     int rc = 0;
     casedata d;
     memset(&d, 0, sizeof d);
     d.P = P;
-    d.coll = c->coll;
+    d.coll = coll;
     d.inplace = c->inplace;
     convoy__topo full;
     memset(&full, 0, sizeof full);
@@ -753,7 +755,7 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         goto cleanup;
     }
 
-    if (c->coll == CONVOY_COLL_ALLGATHERV) {
+    if (coll == CONVOY_COLL_ALLGATHERV) {
         d.cb = 8;
         d.rcounts = malloc((size_t)P * sizeof *d.rcounts);
         d.displs = malloc((size_t)P * sizeof *d.displs);
@@ -762,8 +764,15 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
             goto cleanup;
         }
         if ((rc = convoy__dist_counts(c->counts, P, c->base, c->seed, d.rcounts))) goto cleanup;
-        make_displs(&d, c->seed);
-    } else if (c->coll == CONVOY_COLL_REDUCE_SCATTER) {
+        if (c->coll == CONVOY_COLL_ALLGATHER) {
+            /* MPI_Allgather's blocks are packed in rank order. */
+            for (int i = 0; i < P; i++)
+                d.displs[i] = i * d.rcounts[i];
+            d.rcells = P * c->base;
+        } else {
+            make_displs(&d, c->seed);
+        }
+    } else if (coll == CONVOY_COLL_REDUCE_SCATTER) {
         /* Blocks from the distribution, packed in rank order (MPI has no displacements). */
         d.rcounts = malloc((size_t)P * sizeof *d.rcounts);
         d.displs = malloc((size_t)P * sizeof *d.displs);
@@ -778,9 +787,9 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         }
     } else {
         /* A barrier is an allreduce of nothing: empty buffers, only causality to check. */
-        d.n = c->coll == CONVOY_COLL_BARRIER ? 0 : c->count;
+        d.n = coll == CONVOY_COLL_BARRIER ? 0 : c->count;
     }
-    if (c->coll != CONVOY_COLL_ALLGATHERV) {
+    if (coll != CONVOY_COLL_ALLGATHERV) {
         d.ar.P = P;
         d.ar.W = (P + 63) / 64;
         d.ar.cb = 8 * (int64_t)(d.ar.W + 1);
@@ -804,18 +813,18 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         convoy__args *a = &args[i];
         a->coll = c->coll;
         a->topo = &views[i];
-        a->count = c->coll == CONVOY_COLL_ALLGATHERV ? d.rcounts[i] : d.n;
+        a->count = coll == CONVOY_COLL_ALLGATHERV ? d.rcounts[i] : d.n;
         a->rcounts = d.rcounts;
         a->displs = d.displs;
         a->stype = a->rtype = cell;
         a->inplace = c->inplace;
-        a->commutative = c->coll != CONVOY_COLL_ALLGATHERV ? c->commutative || c->idempotent : 1;
-        a->idempotent = c->coll == CONVOY_COLL_ALLREDUCE && c->idempotent;
+        a->commutative = coll != CONVOY_COLL_ALLGATHERV ? c->commutative || c->idempotent : 1;
+        a->idempotent = coll == CONVOY_COLL_ALLREDUCE && c->idempotent;
         a->shm_bytes = c->shm_bytes;
         a->machine = c->machine;
         a->nparams = c->nparams;
         memcpy(a->params, c->params, sizeof a->params);
-        int app = c->coll == CONVOY_COLL_ALLGATHERV || c->commutative || c->idempotent ||
+        int app = coll == CONVOY_COLL_ALLGATHERV || c->commutative || c->idempotent ||
                   (c->algo->props & CONVOY_ALGO_NONCOMMUTATIVE);
         if (app && c->algo->applicable) app = c->algo->applicable(a) != 0;
         napp += app;
@@ -870,10 +879,10 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         const int64_t tsb[CONVOY_NTSLOT] = {d.cb, d.cb, 1};
         vctx v = {t,
                   c->inplace,
-                  c->coll == CONVOY_COLL_ALLGATHERV ? d.rcounts[i] * d.cb : d.n * d.cb,
-                  c->coll == CONVOY_COLL_ALLGATHERV ? d.rcells * d.cb
-                  : is_rs(&d)                       ? rs_rcells(&d, i) * d.cb
-                                                    : d.n * d.cb,
+                  coll == CONVOY_COLL_ALLGATHERV ? d.rcounts[i] * d.cb : d.n * d.cb,
+                  coll == CONVOY_COLL_ALLGATHERV ? d.rcells * d.cb
+                  : is_rs(&d)                    ? rs_rcells(&d, i) * d.cb
+                                                 : d.n * d.cb,
                   seg,
                   tsb};
         char where[32], why[1024];

@@ -164,6 +164,7 @@ static void free_strs(strlist *l)
 
 typedef struct agg {
     const convoy__algo *algo;
+    int coll; /* the table it was swept in */
     long cases;
     int64_t rounds, msgs, bytes, rank_inter, node_out, node_in, lane_max;
     double lane_ratio, rank_ratio; /* worst max/min over cases with inter-node traffic */
@@ -223,6 +224,13 @@ static void case_name(const convoy__check_case *c, int coll, char *buf, size_t l
     if (coll == CONVOY_COLL_BARRIER)
         snprintf(buf, len, "%s %s %s seed=%llu", convoy__coll_name(coll), c->algo->name, where,
                  (unsigned long long)c->seed);
+    else if (coll == CONVOY_COLL_ALLGATHER)
+        snprintf(buf, len, "%s %s %s count=%lld inplace=%d seed=%llu", convoy__coll_name(coll),
+                 c->algo->name, where, (long long)c->base, c->inplace, (unsigned long long)c->seed);
+    else if (coll == CONVOY_COLL_REDUCE_SCATTER_BLOCK)
+        snprintf(buf, len, "%s %s %s count=%lld op=%s inplace=%d seed=%llu",
+                 convoy__coll_name(coll), c->algo->name, where, (long long)c->base,
+                 c->commutative ? "comm" : "noncomm", c->inplace, (unsigned long long)c->seed);
     else if (coll == CONVOY_COLL_ALLGATHERV)
         snprintf(buf, len, "%s %s %s counts=%s base=%lld inplace=%d seed=%llu",
                  convoy__coll_name(coll), c->algo->name, where, c->counts, (long long)c->base,
@@ -240,12 +248,17 @@ static void case_name(const convoy__check_case *c, int coll, char *buf, size_t l
                  c->inplace, (unsigned long long)c->seed);
 }
 
-/* Regular data: equal non-zero counts on equal nodes, more than one node. The spread of
- * inter-node bytes over the ranks is only a property of the algorithm there (a node of one
- * process must move everything its node sends or receives, whatever the algorithm). */
+/* Regular data: equal non-zero counts on equal nodes, more than one node (Allreduce: at
+ * least one element per process). The spread of inter-node bytes over the ranks is only a
+ * property of the algorithm there (a node of one process must move everything its node
+ * sends or receives, whatever the algorithm). */
 static int regular_data(const convoy__check_case *c)
 {
-    if (c->coll != CONVOY_COLL_ALLGATHERV || strcmp(c->counts, "regular") || c->base <= 0) return 0;
+    const int base = convoy__coll_base(c->coll);
+    if (base == CONVOY_COLL_BARRIER) return 0;
+    if (base == CONVOY_COLL_ALLREDUCE ? c->count < c->procs
+                                      : strcmp(c->counts, "regular") || c->base <= 0)
+        return 0;
     int64_t *ids = malloc((size_t)c->procs * sizeof *ids);
     convoy__topo t;
     int ok = ids && (c->ids ? (memcpy(ids, c->ids, (size_t)c->procs * sizeof *ids), 1)
@@ -424,7 +437,10 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
     /* A barrier has no counts, operation or buffers: one case per layout and seed. */
     const int barrier = coll == CONVOY_COLL_BARRIER;
     const int by_dist = coll == CONVOY_COLL_ALLGATHERV || coll == CONVOY_COLL_REDUCE_SCATTER;
-    const int reduces = coll == CONVOY_COLL_ALLREDUCE || coll == CONVOY_COLL_REDUCE_SCATTER;
+    /* Allgather, Reduce_scatter_block: --count elements per rank (the "regular" counts). */
+    const int equal = coll != convoy__coll_base(coll);
+    const int reduces = convoy__coll_base(coll) == CONVOY_COLL_ALLREDUCE ||
+                        convoy__coll_base(coll) == CONVOY_COLL_REDUCE_SCATTER;
     const int nkind = barrier ? 1 : by_dist ? o->counts.n : o->count.n;
     const int nop = reduces ? o->ops_kinds.n : 1;
     const int nin = barrier ? 1 : o->inplace.n;
@@ -444,9 +460,12 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
                                     c.ppn = (int)o->ppn.v[jp];
                                     c.layout = convoy__layout_parse(o->layouts.v[lk]);
                                 }
-                                if (by_dist)
+                                if (by_dist) {
                                     c.counts = o->counts.v[kk];
-                                else if (!barrier)
+                                } else if (equal) {
+                                    c.counts = "regular";
+                                    c.base = o->count.v[kk];
+                                } else if (!barrier)
                                     c.count = o->count.v[kk];
                                 c.commutative = 1;
                                 c.idempotent = coll == CONVOY_COLL_ALLREDUCE &&
@@ -461,15 +480,19 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
                             }
 }
 
+/* Per collective its table (an algorithm may be in two: the v-form's and the equal-count
+ * form's). */
 static int list_algos(void)
 {
-    for (int i = 0; i < convoy__nalgos; i++) {
-        const convoy__algo *al = &convoy__algos[i];
-        if (al->params && al->params[0])
-            printf("%s %s %s\n", convoy__coll_name(al->coll), al->name, al->params);
-        else
-            printf("%s %s\n", convoy__coll_name(al->coll), al->name);
-    }
+    for (int c = 0; c < CONVOY_NCOLL; c++)
+        for (int i = 0; i < convoy__nalgos; i++) {
+            const convoy__algo *al = &convoy__algos[i];
+            if (!convoy__algo_serves(al, c)) continue;
+            if (al->params && al->params[0])
+                printf("%s %s %s\n", convoy__coll_name(c), al->name, al->params);
+            else
+                printf("%s %s\n", convoy__coll_name(c), al->name);
+        }
     return 0;
 }
 
@@ -713,7 +736,7 @@ int main(int argc, char **argv)
         for (int c = 0; c < CONVOY_NCOLL; c++) {
             int has = 0;
             for (int k = 0; k < convoy__nalgos; k++)
-                has |= convoy__algos[k].coll == c;
+                has |= convoy__algo_serves(&convoy__algos[k], c);
             if (!has) continue;
             strcat(all, all[0] ? "," : "");
             strcat(all, convoy__coll_name(c));
@@ -742,7 +765,8 @@ int main(int argc, char **argv)
                 int nsel = 0;
                 if (!strcmp(o.algos.v[ai], "all")) {
                     for (int k = 0; k < convoy__nalgos && nsel < 64; k++)
-                        if (convoy__algos[k].coll == coll) sel[nsel++] = &convoy__algos[k];
+                        if (convoy__algo_serves(&convoy__algos[k], coll))
+                            sel[nsel++] = &convoy__algos[k];
                 } else {
                     sel[0] = convoy__check_algo_find(coll, o.algos.v[ai]);
                     if (!sel[0]) {
@@ -759,6 +783,7 @@ int main(int argc, char **argv)
                     aggs = ng;
                     memset(&aggs[naggs], 0, sizeof *aggs);
                     aggs[naggs].algo = sel[k];
+                    aggs[naggs].coll = coll;
                     agg *g = &aggs[naggs++];
                     for (int mi = 0; mi < convoy__check_nmutations; mi++) {
                         const convoy__check_mutation *m = &convoy__check_mutations[mi];
@@ -780,7 +805,7 @@ int main(int argc, char **argv)
                    "per rank %lld, inter-node bytes per rank %lld, per node out %lld in %lld, "
                    "per lane %lld; ranks not sending %lld, not receiving %lld, not reducing "
                    "%lld; inter-node messages in one round %lld, in flight %lld\n",
-                   convoy__coll_name(g->algo->coll), g->algo->name, g->cases, (long long)g->rounds,
+                   convoy__coll_name(g->coll), g->algo->name, g->cases, (long long)g->rounds,
                    (long long)g->msgs, (long long)g->bytes, (long long)g->rank_inter,
                    (long long)g->node_out, (long long)g->node_in, (long long)g->lane_max,
                    (long long)g->not_send, (long long)g->not_recv, (long long)g->not_reduce,
@@ -788,8 +813,7 @@ int main(int argc, char **argv)
             if (g->spread_cases)
                 printf("spread %s %s: %ld cases with regular data; worst inter-node bytes per "
                        "rank max/min %.3f\n",
-                       convoy__coll_name(g->algo->coll), g->algo->name, g->spread_cases,
-                       g->rank_ratio);
+                       convoy__coll_name(g->coll), g->algo->name, g->spread_cases, g->rank_ratio);
         }
         printf("%.2f s\n",
                (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
