@@ -124,6 +124,9 @@ void convoy__allgatherv_node_segment_explain(const convoy__args *a, char *buf, s
 int convoy__allgatherv_lane(const convoy__args *a, convoy__schedule *s);
 int convoy__allgatherv_lane_applicable(const convoy__args *a);
 double convoy__allgatherv_lane_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__allgatherv_hier(const convoy__args *a, convoy__schedule *s);
+int convoy__allgatherv_hier_applicable(const convoy__args *a);
+double convoy__allgatherv_hier_cost(const convoy__args *a, const convoy__machine *m);
 
 /* allreduce */
 int convoy__allreduce_recdbl(const convoy__args *a, convoy__schedule *s);
@@ -166,6 +169,12 @@ int convoy__allreduce_node_ring(const convoy__args *a, convoy__schedule *s);
 int convoy__allreduce_node_ring_applicable(const convoy__args *a);
 double convoy__allreduce_node_ring_cost(const convoy__args *a, const convoy__machine *m);
 void convoy__allreduce_node_ring_explain(const convoy__args *a, char *buf, size_t len);
+int convoy__allreduce_lane(const convoy__args *a, convoy__schedule *s);
+int convoy__allreduce_lane_applicable(const convoy__args *a);
+double convoy__allreduce_lane_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__allreduce_hier(const convoy__args *a, convoy__schedule *s);
+int convoy__allreduce_hier_applicable(const convoy__args *a);
+double convoy__allreduce_hier_cost(const convoy__args *a, const convoy__machine *m);
 
 /* barrier */
 int convoy__barrier_dissem(const convoy__args *a, convoy__schedule *s);

@@ -64,7 +64,7 @@ convoy__machine convoy__lane_level(const convoy__machine *m, int concurrent)
 double convoy__lane_child_cost(const convoy__args *sub)
 {
     if (sub->topo->size <= 1) return 0;
-    const convoy__algo *al = convoy__select(sub, &sub->machine, NULL, 0);
+    const convoy__algo *al = convoy__select(sub, &sub->machine, NULL, 1);
     return al && al->cost ? al->cost(sub, &sub->machine) : 0;
 }
 
@@ -121,8 +121,26 @@ int convoy__lane_child(convoy__schedule *s, const convoy__args *sub, const int32
                        convoy__region send, convoy__region recv, int ndeps, const int *deps)
 {
     if (s->err) return -1;
-    if (sub->topo->size <= 1 || !moves(sub)) return convoy__lane_placeholder(s, ndeps, deps);
-    const convoy__algo *al = convoy__select(sub, &sub->machine, NULL, 0);
+    if (!moves(sub)) return convoy__lane_placeholder(s, ndeps, deps);
+    if (sub->topo->size <= 1) {
+        /* A group of one: the collective is the copy of the own data into place (nothing
+         * in place), in a child of its own so that the tree keeps its shape. */
+        convoy__schedule *c = malloc(sizeof *c);
+        if (!c) {
+            s->err = CONVOY_ERR_NO_MEM;
+            return -1;
+        }
+        convoy__sched_init(c);
+        if (!sub->inplace) {
+            const int agv = convoy__coll_base(sub->coll) == CONVOY_COLL_ALLGATHERV;
+            const int64_t off = agv ? sub->displs[0] * sub->rtype.extent : 0;
+            const int64_t n = agv ? sub->rcounts[0] : sub->count;
+            convoy__add_copy(c, convoy__reg(CONVOY_BUF_SEND, CONVOY_T_SEND, 0, sub->count),
+                             convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, off, n), 0, NULL);
+        }
+        return convoy__add_nested_on(s, CONVOY_COMM_NODE, c, send, recv, ndeps, deps);
+    }
+    const convoy__algo *al = convoy__select(sub, &sub->machine, NULL, 1);
     convoy__schedule *c = malloc(sizeof *c);
     if (!al || !c) {
         free(c);
@@ -220,4 +238,70 @@ int convoy__lane_agv_group(convoy__schedule *s, const convoy__args *a, int m, in
     convoy__topo_free(&st);
     free(rc);
     return s->err;
+}
+
+/* Binomial tree over the node group, relative ranks v (root 0): v's parent clears v's
+ * lowest set bit; its children are v + mask for the masks below that bit. Returns the
+ * parent (-1 at the root) and that bit (n rounded up to a power of two at the root). */
+static int tree_parent(int v, int n, int *low)
+{
+    int mask = 1;
+    while (mask < n && !(v & mask))
+        mask <<= 1;
+    *low = mask;
+    return v ? v - mask : -1;
+}
+
+int convoy__lane_node_bcast(convoy__schedule *s, const convoy__topo *t, int root,
+                            const convoy__region *reg, int nreg, int tag, int ndeps,
+                            const int *deps, convoy__lane_deps *out)
+{
+    const int n = t->ppn, v = (t->node_rank - root + n) % n;
+    int low, parent = tree_parent(v, n, &low);
+    convoy__lane_deps got = {0};
+    for (int k = 0; k < nreg && parent >= 0; k++)
+        if (reg[k].count > 0)
+            convoy__lane_deps_add(&got,
+                                  convoy__add_recv(s, CONVOY_COMM_NODE, (parent + root) % n,
+                                                   tag + k, reg[k], ndeps, deps),
+                                  s);
+    const int nd = parent >= 0 ? got.n : ndeps;
+    const int *dd = parent >= 0 ? got.v : deps;
+    for (int mask = low >> 1; mask >= 1; mask >>= 1) {
+        if (v + mask >= n) continue;
+        for (int k = 0; k < nreg; k++)
+            if (reg[k].count > 0)
+                convoy__lane_deps_add(out,
+                                      convoy__add_send(s, CONVOY_COMM_NODE, (v + mask + root) % n,
+                                                       tag + k, reg[k], nd, dd),
+                                      s);
+    }
+    for (int k = 0; k < got.n; k++)
+        convoy__lane_deps_add(out, got.v[k], s);
+    convoy__lane_deps_free(&got);
+    return s->err;
+}
+
+int convoy__lane_node_reduce(convoy__schedule *s, const convoy__topo *t, int root,
+                             convoy__region acc, convoy__region tmp, int tag, int ndeps,
+                             const int *deps)
+{
+    const int n = t->ppn, v = (t->node_rank - root + n) % n;
+    int low, parent = tree_parent(v, n, &low);
+    if (acc.count == 0) return -1;
+    /* Children nearest first; one scratch region, so one child's partial at a time (the
+     * next receive waits for the reduce that consumed the last). */
+    int last = -1;
+    for (int mask = 1; mask < low && v + mask < n; mask <<= 1) {
+        const int peer = (v + mask + root) % n;
+        int r = last >= 0 ? convoy__add_recv(s, CONVOY_COMM_NODE, peer, tag, tmp, 1, &last)
+                          : convoy__add_recv(s, CONVOY_COMM_NODE, peer, tag, tmp, ndeps, deps);
+        last = convoy__add_reduce(s, tmp, acc, 1, &r);
+    }
+    if (parent >= 0) {
+        const int peer = (parent + root) % n;
+        last = last >= 0 ? convoy__add_send(s, CONVOY_COMM_NODE, peer, tag, acc, 1, &last)
+                         : convoy__add_send(s, CONVOY_COMM_NODE, peer, tag, acc, ndeps, deps);
+    }
+    return last;
 }

@@ -78,6 +78,16 @@ static inline int convoy__lane_serves(const convoy__topo *t, int j)
 {
     return j % t->ppn == t->node_rank;
 }
+/* Groups of n consecutive virtual lanes on a node of n processes: ceil(L / n); the most on
+ * any node (its smallest). Phases with one node child per group add this many on every
+ * node (placeholders beyond their own), so that later children align (tag blocks). */
+static inline int convoy__lane_groups_max(const convoy__topo *t)
+{
+    int nmin = t->max_ppn;
+    for (int l = 0; l < t->nnodes; l++)
+        if (t->node_size[l] < nmin) nmin = t->node_size[l];
+    return (t->max_ppn + nmin - 1) / nmin;
+}
 /* Fills map[0..nnodes) with the members of virtual lane j (map[l] on node l). */
 void convoy__lane_map(const convoy__topo *t, int j, int32_t *map);
 
@@ -119,6 +129,22 @@ void convoy__lane_deps_free(convoy__lane_deps *d);
 int convoy__lane_agv_group(convoy__schedule *s, const convoy__args *a, int m, int me,
                            const int32_t *map, int concurrent, const int *first, const int *own,
                            int ndeps, const int *deps, convoy__lane_deps *out);
+
+/* Node-level trees made of plain steps (CONVOY_COMM_NODE, step tags tag..): for phases
+ * that are not a registered collective of their own.
+ * bcast: binomial tree from node rank root of the regions reg[0..nreg) (the same regions
+ *   on every node process; tags tag .. tag + nreg - 1); receives wait for deps, the root's
+ *   sends too. Every step joins out.
+ * reduce: binomial tree to node rank root for commutative operations: acc holds this
+ *   process's contribution once deps are done, and the node's reduction at the root in the
+ *   end; tmp is scratch of acc's size. Returns the last step (-1 if acc is empty or the
+ *   node has one process and no deps). */
+int convoy__lane_node_bcast(convoy__schedule *s, const convoy__topo *t, int root,
+                            const convoy__region *reg, int nreg, int tag, int ndeps,
+                            const int *deps, convoy__lane_deps *out);
+int convoy__lane_node_reduce(convoy__schedule *s, const convoy__topo *t, int root,
+                             convoy__region acc, convoy__region tmp, int tag, int ndeps,
+                             const int *deps);
 
 /* The machine of one level (lane-aware cost model, coll.h): concurrent <= 0 is the node
  * (alpha_node, beta_node); concurrent = k > 0 is the network with k processes of each node

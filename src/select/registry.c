@@ -62,6 +62,13 @@ const convoy__algo convoy__algos[] = {
      .applicable = convoy__allgatherv_lane_applicable,
      .cost = convoy__allgatherv_lane_cost,
      .props = CONVOY_ALGO_REPRODUCIBLE},
+    {.coll = CONVOY_COLL_ALLGATHERV,
+     .also = CONVOY_COLL_ALLGATHER,
+     .name = "hier",
+     .build = convoy__allgatherv_hier,
+     .applicable = convoy__allgatherv_hier_applicable,
+     .cost = convoy__allgatherv_hier_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE},
 
     /* allreduce */
     {.coll = CONVOY_COLL_ALLREDUCE,
@@ -99,6 +106,18 @@ const convoy__algo convoy__algos[] = {
      .params = "CONVOY_ALLREDUCE_NODE_RING_PIECE CONVOY_ALLREDUCE_NODE_RING_SLOTS",
      .props = CONVOY_ALGO_REPRODUCIBLE,
      .explain = convoy__allreduce_node_ring_explain},
+    {.coll = CONVOY_COLL_ALLREDUCE,
+     .name = "lane",
+     .build = convoy__allreduce_lane,
+     .applicable = convoy__allreduce_lane_applicable,
+     .cost = convoy__allreduce_lane_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE},
+    {.coll = CONVOY_COLL_ALLREDUCE,
+     .name = "hier",
+     .build = convoy__allreduce_hier,
+     .applicable = convoy__allreduce_hier_applicable,
+     .cost = convoy__allreduce_hier_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE},
 
     /* barrier */
     {.coll = CONVOY_COLL_BARRIER,
