@@ -189,5 +189,11 @@ int convoy__reduce_scatter_ring(const convoy__args *a, convoy__schedule *s);
 double convoy__reduce_scatter_ring_cost(const convoy__args *a, const convoy__machine *m);
 int convoy__reduce_scatter_rechalving(const convoy__args *a, convoy__schedule *s);
 double convoy__reduce_scatter_rechalving_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__reduce_scatter_lane(const convoy__args *a, convoy__schedule *s);
+int convoy__reduce_scatter_lane_applicable(const convoy__args *a);
+double convoy__reduce_scatter_lane_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__reduce_scatter_hier(const convoy__args *a, convoy__schedule *s);
+int convoy__reduce_scatter_hier_applicable(const convoy__args *a);
+double convoy__reduce_scatter_hier_cost(const convoy__args *a, const convoy__machine *m);
 
 #endif
