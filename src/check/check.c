@@ -5,6 +5,7 @@
  * result.
  */
 #include "check/check_int.h"
+#include "coll/lane.h"
 #include "util/splitmix.h"
 #include "check/dist.h"
 
@@ -571,8 +572,10 @@ static void collect_stats(const chk_world *w, int ops, convoy__check_stats *st)
         }
         if (w->reduce) st->ranks_not_reducing += r->reduces == 0;
     }
+    st->node_out_min = INT64_MAX;
     for (int n = 0; node_out && node_in && n < w->nnodes; n++) {
         if (node_out[n] > st->node_out_max) st->node_out_max = node_out[n];
+        if (node_out[n] < st->node_out_min) st->node_out_min = node_out[n];
         if (node_in[n] > st->node_in_max) st->node_in_max = node_in[n];
     }
     st->lane_min = INT64_MAX;
@@ -581,6 +584,7 @@ static void collect_stats(const chk_world *w, int ops, convoy__check_stats *st)
         if (lane[j] < st->lane_min) st->lane_min = lane[j];
     }
     if (st->lane_min == INT64_MAX) st->lane_min = 0;
+    if (st->node_out_min == INT64_MAX) st->node_out_min = 0;
     if (st->rank_inter_min == INT64_MAX) st->rank_inter_min = 0;
     free(node_out);
     free(node_in);
@@ -911,6 +915,11 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
     if (modes & CONVOY_CHECK_SHUFFLE)
         rc = run_mode(c, &d, &full, views, scheds, CONVOY_CHECK_SHUFFLE, ops, res,
                       !(modes & CONVOY_CHECK_LOCKSTEP), 1);
+    res->st.cell_bytes = d.cb;
+    for (int i = 0; i < P; i++) {
+        const int64_t b = convoy__lane_tree_tmp(scheds[i]);
+        if (b > res->st.tmp_max) res->st.tmp_max = b;
+    }
 
 cleanup:
     for (int i = 0; scheds && i < P; i++) {

@@ -58,6 +58,13 @@ static void usage(FILE *f)
             "  --expect-busy         fail a case with 2+ nodes (allreduce: and count >= nodes x\n"
             "                        largest node) in which a rank sends or receives no\n"
             "                        inter-node message or (allreduce) reduces nothing\n"
+            "  --expect-node-bytes F  fail a case with regular data in which a node sends\n"
+            "                        other than F inter-node bytes; F: + - * / ( ) over\n"
+            "                        integers and N (nodes), n (largest node), P, c (bytes\n"
+            "                        per element), m (bytes per rank's block; allreduce:\n"
+            "                        of the vector), e.g. \"(N-1)*n*m\"\n"
+            "  --expect-tmp-max F    fail a case whose schedule (with its nested ones)\n"
+            "                        allocates more scratch bytes than F on some rank\n"
             "  --expect-inflight K|nm  fail such a case whose lockstep run never moves K\n"
             "                        inter-node messages in one round (nm: nodes x largest\n"
             "                        node)\n"
@@ -166,7 +173,7 @@ typedef struct agg {
     const convoy__algo *algo;
     int coll; /* the table it was swept in */
     long cases;
-    int64_t rounds, msgs, bytes, rank_inter, node_out, node_in, lane_max;
+    int64_t rounds, msgs, bytes, rank_inter, node_out, node_in, lane_max, tmp;
     double lane_ratio, rank_ratio; /* worst max/min over cases with inter-node traffic */
     long spread_cases;             /* cases the inter-node spread was asserted on */
     int64_t not_send, not_recv, not_reduce, inflight, round_inter;
@@ -182,6 +189,7 @@ static void agg_add(agg *g, const convoy__check_stats *st)
     MAXI(bytes, st->rank_bytes_max);
     MAXI(rank_inter, st->rank_inter_max);
     MAXI(node_out, st->node_out_max);
+    MAXI(tmp, st->tmp_max);
     MAXI(node_in, st->node_in_max);
     MAXI(lane_max, st->lane_max);
     MAXI(not_send, st->ranks_not_sending);
@@ -201,7 +209,8 @@ typedef struct opts {
     int seeds, seed, ops, stats, verbose, smp_check, dissem_table;
     double spread; /* --assert-inter-spread (0: off) */
     int expect_busy;
-    int64_t expect_inflight; /* 0: none, -1: nodes x largest node */
+    int64_t expect_inflight;                        /* 0: none, -1: nodes x largest node */
+    const char *expect_node_bytes, *expect_tmp_max; /* formulas (expr() below), or NULL */
     int64_t *ids;
     int nids;
     int nparams;
@@ -269,6 +278,128 @@ static int regular_data(const convoy__check_case *c)
     int regular = t.nnodes > 1 && (t.flags & CONVOY_TOPO_REGULAR);
     convoy__topo_free(&t);
     return regular;
+}
+
+/* A formula over the case: + - * / and parentheses on integers and the variables N (nodes),
+ * n (largest node), P (processes), c (bytes of an element), m (bytes of a process's block:
+ * count x c for allgather(v) and reduce_scatter(_block) with regular counts, the vector's
+ * bytes for allreduce). Returns 0 and the value, or -1 on a syntax error. */
+typedef struct fctx {
+    const char *p;
+    double N, n, P, c, m;
+    int bad;
+} fctx;
+static double f_sum(fctx *f);
+static void f_space(fctx *f)
+{
+    while (*f->p == ' ')
+        f->p++;
+}
+static double f_atom(fctx *f)
+{
+    f_space(f);
+    const char ch = *f->p;
+    if (ch == '(') {
+        f->p++;
+        double v = f_sum(f);
+        f_space(f);
+        if (*f->p++ != ')') f->bad = 1;
+        return v;
+    }
+    if (ch >= '0' && ch <= '9') {
+        char *e;
+        double v = strtod(f->p, &e);
+        f->p = e;
+        return v;
+    }
+    f->p++;
+    switch (ch) {
+    case 'N': return f->N;
+    case 'n': return f->n;
+    case 'P': return f->P;
+    case 'c': return f->c;
+    case 'm': return f->m;
+    default: f->bad = 1; return 0;
+    }
+}
+static double f_prod(fctx *f)
+{
+    double v = f_atom(f);
+    for (;;) {
+        f_space(f);
+        if (*f->p == '*')
+            f->p++, v *= f_atom(f);
+        else if (*f->p == '/')
+            f->p++, v /= f_atom(f);
+        else
+            return v;
+    }
+}
+static double f_sum(fctx *f)
+{
+    double v = f_prod(f);
+    for (;;) {
+        f_space(f);
+        if (*f->p == '+')
+            f->p++, v += f_prod(f);
+        else if (*f->p == '-')
+            f->p++, v -= f_prod(f);
+        else
+            return v;
+    }
+}
+static int formula(const char *expr, const convoy__check_case *c, const convoy__topo *t,
+                   const convoy__check_stats *st, double *val)
+{
+    const int base = convoy__coll_base(c->coll);
+    fctx f = {
+        .p = expr, .N = t->nnodes, .n = t->max_ppn, .P = t->size, .c = (double)st->cell_bytes};
+    f.m = (double)(base == CONVOY_COLL_ALLREDUCE ? c->count : c->base) * f.c;
+    *val = f_sum(&f);
+    f_space(&f);
+    return f.bad || *f.p ? -1 : 0;
+}
+
+/* --expect-node-bytes (regular data: every node sends exactly the formula's bytes) and
+ * --expect-tmp-max (every case: no rank's schedule allocates more scratch). */
+static int bytes_fail(const convoy__check_case *c, const opts *o, const convoy__check_stats *st,
+                      const char *name)
+{
+    if (!o->expect_node_bytes && !o->expect_tmp_max) return 0;
+    int64_t *ids = malloc((size_t)c->procs * sizeof *ids);
+    convoy__topo t;
+    memset(&t, 0, sizeof t);
+    int ok = ids && (c->ids ? (memcpy(ids, c->ids, (size_t)c->procs * sizeof *ids), 1)
+                            : !convoy__layout_ids(c->layout, c->procs, c->ppn, c->seed, ids));
+    ok = ok && !convoy__topo_from_ids(&t, c->procs, 0, ids);
+    free(ids);
+    double want = 0;
+    int fail = !ok;
+    if (ok && o->expect_node_bytes && regular_data(c)) {
+        if (formula(o->expect_node_bytes, c, &t, st, &want)) {
+            printf("ERROR %s: bad formula %s\n", name, o->expect_node_bytes);
+            fail = 1;
+        } else if ((double)st->node_out_max != want || (double)st->node_out_min != want) {
+            printf("FAIL %s: expected every node to send %s = %.0f inter-node bytes, they send "
+                   "%lld..%lld\n",
+                   name, o->expect_node_bytes, want, (long long)st->node_out_min,
+                   (long long)st->node_out_max);
+            fail = 1;
+        }
+    }
+    if (ok && !fail && o->expect_tmp_max) {
+        if (formula(o->expect_tmp_max, c, &t, st, &want)) {
+            printf("ERROR %s: bad formula %s\n", name, o->expect_tmp_max);
+            fail = 1;
+        } else if ((double)st->tmp_max > want) {
+            printf("FAIL %s: a rank's schedule allocates %lld bytes of scratch, more than %s = "
+                   "%.0f\n",
+                   name, (long long)st->tmp_max, o->expect_tmp_max, want);
+            fail = 1;
+        }
+    }
+    convoy__topo_free(&t);
+    return fail;
 }
 
 /* --expect-busy / --expect-inflight on a passed case: prints the failure and returns 1. */
@@ -386,7 +517,7 @@ static void run_case(convoy__check_case *c, const opts *o, const convoy__check_m
             return;
         }
     }
-    if (expectations_fail(c, o, &res.st, name)) {
+    if (expectations_fail(c, o, &res.st, name) || bytes_fail(c, o, &res.st, name)) {
         t->failed++;
         return;
     }
@@ -673,6 +804,10 @@ int main(int argc, char **argv)
             else
                 o.expect_inflight = strtoll(v, &e, 10);
             bad = o.expect_inflight == 0 || o.expect_inflight < -1 || (e && *e);
+        } else if (!strcmp(a, "--expect-node-bytes")) {
+            o.expect_node_bytes = v;
+        } else if (!strcmp(a, "--expect-tmp-max")) {
+            o.expect_tmp_max = v;
         } else if (!strcmp(a, "--seeds")) {
             o.seeds = atoi(v);
             bad = o.seeds < 1;
@@ -804,12 +939,13 @@ int main(int argc, char **argv)
             printf("stats %s %s: %ld cases; max rounds %lld, messages per rank %lld, bytes "
                    "per rank %lld, inter-node bytes per rank %lld, per node out %lld in %lld, "
                    "per lane %lld; ranks not sending %lld, not receiving %lld, not reducing "
-                   "%lld; inter-node messages in one round %lld, in flight %lld\n",
+                   "%lld; inter-node messages in one round %lld, in flight %lld; scratch per "
+                   "rank %lld bytes\n",
                    convoy__coll_name(g->coll), g->algo->name, g->cases, (long long)g->rounds,
                    (long long)g->msgs, (long long)g->bytes, (long long)g->rank_inter,
                    (long long)g->node_out, (long long)g->node_in, (long long)g->lane_max,
                    (long long)g->not_send, (long long)g->not_recv, (long long)g->not_reduce,
-                   (long long)g->round_inter, (long long)g->inflight);
+                   (long long)g->round_inter, (long long)g->inflight, (long long)g->tmp);
             if (g->spread_cases)
                 printf("spread %s %s: %ld cases with regular data; worst inter-node bytes per "
                        "rank max/min %.3f\n",

@@ -117,8 +117,62 @@ int convoy__lane_placeholder(convoy__schedule *s, int ndeps, const int *deps)
     return convoy__add_nested(s, CONVOY_COMM_NODE, c, ndeps, deps);
 }
 
+/* Scratch a schedule tree allocates (each nested executor keeps its own to the end). */
+int64_t convoy__lane_tree_tmp(const convoy__schedule *s)
+{
+    int64_t b = s->tmp_bytes;
+    for (int i = 0; i < s->nchildren; i++)
+        b += convoy__lane_tree_tmp(s->children[i]);
+    return b;
+}
+
+/* The child's algorithm and its schedule: the cheapest usable one (every rank's choice is
+ * the same: same arguments, same machine), or with CONVOY_LANE_LEAST_SCRATCH the cheapest
+ * of those whose schedule allocates the least scratch. */
+static int build_child(const convoy__args *sub, int flags, convoy__schedule **out)
+{
+    convoy__schedule *best = NULL;
+    double best_cost = 0;
+    int64_t best_tmp = 0;
+    for (int i = 0; i < convoy__nalgos; i++) {
+        const convoy__algo *al = &convoy__algos[i];
+        const convoy__algo *one = convoy__select(sub, &sub->machine, al->name, 1);
+        if (one != al) continue; /* not in this table, or not usable here */
+        const double cost = al->cost ? al->cost(sub, &sub->machine) : 0;
+        if (!(flags & CONVOY_LANE_LEAST_SCRATCH) && best && cost >= best_cost) continue;
+        convoy__schedule *c = malloc(sizeof *c);
+        if (!c) break;
+        convoy__sched_init(c);
+        int rc = al->build(sub, c);
+        const int64_t tmp = convoy__lane_tree_tmp(c);
+        const int better = !best || (flags & CONVOY_LANE_LEAST_SCRATCH
+                                         ? tmp < best_tmp || (tmp == best_tmp && cost < best_cost)
+                                         : cost < best_cost);
+        if (rc || !better) {
+            convoy__sched_free(c);
+            free(c);
+            if (rc) {
+                if (best) convoy__sched_free(best), free(best);
+                return rc;
+            }
+            continue;
+        }
+        if (best) convoy__sched_free(best), free(best);
+        best = c, best_cost = cost, best_tmp = tmp;
+    }
+    *out = best;
+    return best ? 0 : CONVOY_ERR_INTERN;
+}
+
 int convoy__lane_child(convoy__schedule *s, const convoy__args *sub, const int32_t *map,
                        convoy__region send, convoy__region recv, int ndeps, const int *deps)
+{
+    return convoy__lane_child_flags(s, sub, map, send, recv, 0, ndeps, deps);
+}
+
+int convoy__lane_child_flags(convoy__schedule *s, const convoy__args *sub, const int32_t *map,
+                             convoy__region send, convoy__region recv, int flags, int ndeps,
+                             const int *deps)
 {
     if (s->err) return -1;
     if (!moves(sub)) return convoy__lane_placeholder(s, ndeps, deps);
@@ -140,15 +194,8 @@ int convoy__lane_child(convoy__schedule *s, const convoy__args *sub, const int32
         }
         return convoy__add_nested_on(s, CONVOY_COMM_NODE, c, send, recv, ndeps, deps);
     }
-    const convoy__algo *al = convoy__select(sub, &sub->machine, NULL, 1);
-    convoy__schedule *c = malloc(sizeof *c);
-    if (!al || !c) {
-        free(c);
-        s->err = al ? CONVOY_ERR_NO_MEM : CONVOY_ERR_INTERN;
-        return -1;
-    }
-    convoy__sched_init(c);
-    int rc = al->build(sub, c);
+    convoy__schedule *c = NULL;
+    int rc = build_child(sub, flags, &c);
     if (!rc && map) {
         c->map = malloc((size_t)sub->topo->size * sizeof *c->map);
         if (c->map) {
@@ -159,8 +206,7 @@ int convoy__lane_child(convoy__schedule *s, const convoy__args *sub, const int32
         }
     }
     if (rc) {
-        convoy__sched_free(c);
-        free(c);
+        if (c) convoy__sched_free(c), free(c);
         s->err = rc;
         return -1;
     }
@@ -232,7 +278,8 @@ int convoy__lane_agv_group(convoy__schedule *s, const convoy__args *a, int m, in
          * buffer (send region = its own block). */
         sub.count = rc[me];
         sub.inplace = 1;
-        int step = convoy__lane_child(s, &sub, map, recv, recv, ndeps, deps);
+        int step = convoy__lane_child_flags(s, &sub, map, recv, recv, CONVOY_LANE_LEAST_SCRATCH,
+                                            ndeps, deps);
         convoy__lane_deps_add(out, step, s);
     }
     convoy__topo_free(&st);

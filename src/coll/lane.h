@@ -108,6 +108,15 @@ void convoy__lane_sub_args(const convoy__args *a, int coll, const convoy__topo *
                            int concurrent, convoy__args *sub);
 int convoy__lane_child(convoy__schedule *s, const convoy__args *sub, const int32_t *map,
                        convoy__region send, convoy__region recv, int ndeps, const int *deps);
+/* The same with a choice of algorithm: CONVOY_LANE_LEAST_SCRATCH takes the cheapest of the
+ * usable algorithms whose schedules allocate the least scratch (zero-copy phases: an
+ * allgatherv child in place on the final buffer gets one that allocates nothing). */
+enum { CONVOY_LANE_LEAST_SCRATCH = 1 };
+int convoy__lane_child_flags(convoy__schedule *s, const convoy__args *sub, const int32_t *map,
+                             convoy__region send, convoy__region recv, int flags, int ndeps,
+                             const int *deps);
+/* Scratch bytes a schedule and its nested ones allocate (the zero-copy measure). */
+int64_t convoy__lane_tree_tmp(const convoy__schedule *s);
 /* An empty child (keeps the tag blocks of later children aligned, see above). */
 int convoy__lane_placeholder(convoy__schedule *s, int ndeps, const int *deps);
 

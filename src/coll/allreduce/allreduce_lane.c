@@ -81,7 +81,8 @@ int convoy__allreduce_lane(const convoy__args *a, convoy__schedule *s)
             sub.inplace = 1;
             send = recv = convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, off0 * ext, 0);
         }
-        rs[g] = convoy__lane_child(s, &sub, NULL, send, recv, 0, NULL);
+        rs[g] =
+            convoy__lane_child_flags(s, &sub, NULL, send, recv, CONVOY_LANE_LEAST_SCRATCH, 0, NULL);
     }
     /* As many node children on every node, so the lane children below get the same tag
      * blocks everywhere (lane.h). */
@@ -124,7 +125,7 @@ int convoy__allreduce_lane(const convoy__args *a, convoy__schedule *s)
         const int j = j0 + me;
         const int dep = j < L ? ar[j] : rs[g];
         convoy__region r = convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, 0, 0);
-        convoy__lane_child(s, &sub, NULL, r, r, 1, &dep);
+        convoy__lane_child_flags(s, &sub, NULL, r, r, CONVOY_LANE_LEAST_SCRATCH, 1, &dep);
     }
     /* Processes serve different numbers of lanes: a common tag block bound. */
     s->tag_blocks = 1 + 2 * gmax + L;

@@ -92,7 +92,8 @@ int convoy__reduce_scatter_lane(const convoy__args *a, convoy__schedule *s)
     sub.displs = dp;
     sub.inplace = 1;
     const convoy__region tmp0 = convoy__reg(CONVOY_BUF_TMP, CONVOY_T_RECV, -lb, 0);
-    const int node = convoy__lane_child(s, &sub, NULL, tmp0, tmp0, copies.n, copies.v);
+    const int node = convoy__lane_child_flags(s, &sub, NULL, tmp0, tmp0, CONVOY_LANE_LEAST_SCRATCH,
+                                              copies.n, copies.v);
     /* (2) A reduce-scatter on every lane this process serves (my section now starts the
      * scratch); the real rank (l, j) gets its block in its receive buffer. */
     for (int j = 0; j < L && !s->err; j++) {
