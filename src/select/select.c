@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const coll_names[CONVOY_NCOLL] = {"allgatherv", "allreduce", "barrier",
-                                                     "reduce_scatter"};
+static const char *const coll_names[CONVOY_NCOLL] = {"allgatherv",     "allreduce", "barrier",
+                                                     "reduce_scatter", "bcast",     "gather",
+                                                     "gatherv",        "scatter",   "scatterv"};
 
 const char *convoy__coll_name(int coll)
 {
