@@ -39,9 +39,11 @@ typedef struct convoy__check_case {
     const convoy__algo *algo; /* builder, applicability, properties, name */
     int procs, ppn, layout;   /* layout: CONVOY_LAYOUT_* (ignored when ids is set) */
     const int64_t *ids;       /* explicit node id per rank, or NULL */
-    const char *counts;       /* allgatherv, reduce_scatter: distribution name (check/dist.h) */
+    const char *counts;       /* allgatherv, reduce_scatter, gatherv, scatterv: distribution
+                                 name (check/dist.h) */
     int64_t base;             /* allgatherv, reduce_scatter: base count c of the distribution */
-    int64_t count;            /* allreduce: elements */
+    int64_t count;            /* allreduce, bcast: elements; gather, scatter: per rank */
+    int root;                 /* rooted collectives: the root's rank (< procs) */
     uint64_t seed;            /* layout, counts, displacements and completion order */
     int inplace;              /* MPI_IN_PLACE */
     int commutative;          /* allreduce, reduce_scatter: the operation commutes (else rank

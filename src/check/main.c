@@ -21,7 +21,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: convoy-check [options]\n"
-            "  --coll C[,C]          allgatherv, allreduce, barrier, reduce_scatter (default:\n"
+            "  --coll C[,C]          allgatherv, allreduce, barrier, reduce_scatter, bcast,\n"
+            "                        gather, gatherv, scatter, scatterv (default:\n"
             "                        every collective with a registered algorithm)\n"
             "  --algo NAME[,NAME]|all  algorithms (default all registered; the checker also\n"
             "                        knows the test builder shm_stream for allgatherv)\n"
@@ -29,11 +30,15 @@ static void usage(FILE *f)
             "  --ppn LIST            processes per node (default 1,2,3,4)\n"
             "  --layouts LIST        regular,nonuniform,scattered (default all three)\n"
             "  --ids 0,0,1,...       explicit node id per rank (instead of procs/ppn/layouts)\n"
-            "  --counts LIST|all     allgatherv and reduce_scatter count distributions\n"
+            "  --counts LIST|all     allgatherv, reduce_scatter, gatherv and scatterv count\n"
+            "                        distributions\n"
             "                        (per-rank blocks; default random,zeros,broadcast;\n"
             "                        all: every known one)\n"
             "  --base C              base count c of the distributions (default 5)\n"
-            "  --count LIST          allreduce element counts (default 0,1,7)\n"
+            "  --count LIST          allreduce and bcast element counts, gather and scatter\n"
+            "                        counts per rank (default 0,1,7)\n"
+            "  --root LIST|all       roots of rooted collectives: ranks, last, mid, all\n"
+            "                        (default 0; ranks >= P are skipped)\n"
             "  --op comm,noncomm,idem  allreduce and reduce_scatter operation kinds (default\n"
             "                        comm,noncomm; noncomm only for algorithms that claim to\n"
             "                        keep rank order; idem (allreduce): idempotent,\n"
@@ -203,7 +208,7 @@ static void agg_add(agg *g, const convoy__check_stats *st)
 /* --- the sweep ----------------------------------------------------------------------- */
 
 typedef struct opts {
-    strlist colls, algos, layouts, counts, ops_kinds, modes;
+    strlist colls, algos, layouts, counts, ops_kinds, modes, roots;
     intlist procs, ppn, count, inplace;
     int64_t base, shm_bytes;
     int seeds, seed, ops, stats, verbose, smp_check, dissem_table;
@@ -221,6 +226,33 @@ typedef struct opts {
 typedef struct tally {
     long passed, failed, skipped;
 } tally;
+
+static int is_rooted(int coll)
+{
+    return coll == CONVOY_COLL_BCAST || coll == CONVOY_COLL_GATHER || coll == CONVOY_COLL_GATHERV ||
+           coll == CONVOY_COLL_SCATTER || coll == CONVOY_COLL_SCATTERV;
+}
+
+/* The k-th root of --root for P processes, or -1 when it names none there. */
+static int root_of(const opts *o, int k, int P, int *n)
+{
+    int all = 0;
+    for (int i = 0; i < o->roots.n; i++)
+        all |= strcmp(o->roots.v[i], "all") == 0;
+    if (all) {
+        *n = P;
+        return k < P ? k : -1;
+    }
+    *n = o->roots.n;
+    const char *v = o->roots.v[k];
+    const int r = !strcmp(v, "last") ? P - 1 : !strcmp(v, "mid") ? P / 2 : atoi(v);
+    /* A root listed twice for this P (0 and last at P = 1) runs once. */
+    for (int i = 0; i < k; i++) {
+        const char *u = o->roots.v[i];
+        if ((!strcmp(u, "last") ? P - 1 : !strcmp(u, "mid") ? P / 2 : atoi(u)) == r) return -1;
+    }
+    return r < P ? r : -1;
+}
 
 static void case_name(const convoy__check_case *c, int coll, char *buf, size_t len)
 {
@@ -243,6 +275,14 @@ static void case_name(const convoy__check_case *c, int coll, char *buf, size_t l
     else if (coll == CONVOY_COLL_ALLGATHERV)
         snprintf(buf, len, "%s %s %s counts=%s base=%lld inplace=%d seed=%llu",
                  convoy__coll_name(coll), c->algo->name, where, c->counts, (long long)c->base,
+                 c->inplace, (unsigned long long)c->seed);
+    else if (coll == CONVOY_COLL_GATHERV || coll == CONVOY_COLL_SCATTERV)
+        snprintf(buf, len, "%s %s %s root=%d counts=%s base=%lld inplace=%d seed=%llu",
+                 convoy__coll_name(coll), c->algo->name, where, c->root, c->counts,
+                 (long long)c->base, c->inplace, (unsigned long long)c->seed);
+    else if (is_rooted(coll))
+        snprintf(buf, len, "%s %s %s root=%d count=%lld inplace=%d seed=%llu",
+                 convoy__coll_name(coll), c->algo->name, where, c->root, (long long)c->count,
                  c->inplace, (unsigned long long)c->seed);
     else if (coll == CONVOY_COLL_REDUCE_SCATTER)
         snprintf(buf, len, "%s %s %s counts=%s base=%lld op=%s inplace=%d seed=%llu",
@@ -567,14 +607,15 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
               nlay = o->ids ? 1 : o->layouts.n;
     /* A barrier has no counts, operation or buffers: one case per layout and seed. */
     const int barrier = coll == CONVOY_COLL_BARRIER;
-    const int by_dist = coll == CONVOY_COLL_ALLGATHERV || coll == CONVOY_COLL_REDUCE_SCATTER;
+    const int by_dist = coll == CONVOY_COLL_ALLGATHERV || coll == CONVOY_COLL_REDUCE_SCATTER ||
+                        coll == CONVOY_COLL_GATHERV || coll == CONVOY_COLL_SCATTERV;
     /* Allgather, Reduce_scatter_block: --count elements per rank (the "regular" counts). */
     const int equal = coll != convoy__coll_base(coll);
     const int reduces = convoy__coll_base(coll) == CONVOY_COLL_ALLREDUCE ||
                         convoy__coll_base(coll) == CONVOY_COLL_REDUCE_SCATTER;
     const int nkind = barrier ? 1 : by_dist ? o->counts.n : o->count.n;
     const int nop = reduces ? o->ops_kinds.n : 1;
-    const int nin = barrier ? 1 : o->inplace.n;
+    const int nin = barrier || coll == CONVOY_COLL_BCAST ? 1 : o->inplace.n;
     const int s0 = o->seed ? o->seed : 1, s1 = o->seed ? o->seed : o->seeds;
     for (int ip = 0; ip < nprocs; ip++)
         for (int jp = 0; jp < nppn; jp++)
@@ -605,9 +646,18 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
                                     if (!(al->props & CONVOY_ALGO_NONCOMMUTATIVE)) continue;
                                     c.commutative = 0;
                                 }
-                                c.inplace = barrier ? 0 : (int)o->inplace.v[ii];
+                                c.inplace = barrier || coll == CONVOY_COLL_BCAST
+                                                ? 0
+                                                : (int)o->inplace.v[ii];
                                 c.seed = (uint64_t)seed;
-                                run_case(&c, o, mut, t, g);
+                                if (!is_rooted(coll)) {
+                                    run_case(&c, o, mut, t, g);
+                                    continue;
+                                }
+                                for (int k = 0, nr = 1; k < nr; k++) {
+                                    c.root = root_of(o, k, c.procs, &nr);
+                                    if (c.root >= 0) run_case(&c, o, mut, t, g);
+                                }
                             }
 }
 
@@ -709,7 +759,7 @@ int main(int argc, char **argv)
         parse_strs("regular,nonuniform,scattered", &o.layouts) ||
         parse_strs("random,zeros,broadcast", &o.counts) ||
         parse_strs("comm,noncomm", &o.ops_kinds) || parse_strs("lockstep,shuffle", &o.modes) ||
-        parse_ints("1-16", &o.procs) || parse_ints("1-4", &o.ppn) ||
+        parse_strs("0", &o.roots) || parse_ints("1-16", &o.procs) || parse_ints("1-4", &o.ppn) ||
         parse_ints("0,1,7", &o.count) || parse_ints("0,1", &o.inplace)) {
         fprintf(stderr, "convoy-check: out of memory\n");
         goto cleanup;
@@ -793,6 +843,13 @@ int main(int argc, char **argv)
             for (int k = 0; !bad && k < o.ops_kinds.n; k++)
                 bad = strcmp(o.ops_kinds.v[k], "comm") && strcmp(o.ops_kinds.v[k], "noncomm") &&
                       strcmp(o.ops_kinds.v[k], "idem");
+        } else if (!strcmp(a, "--root")) {
+            bad = parse_strs(v, &o.roots);
+            for (int k = 0; !bad && k < o.roots.n; k++) {
+                const char *r = o.roots.v[k];
+                bad = strcmp(r, "all") && strcmp(r, "last") && strcmp(r, "mid") &&
+                      (!*r || strspn(r, "0123456789") != strlen(r));
+            }
         } else if (!strcmp(a, "--inplace")) {
             bad = parse_ints(v, &o.inplace);
             for (int k = 0; !bad && k < o.inplace.n; k++)
@@ -970,6 +1027,7 @@ cleanup:
     free_strs(&o.algos);
     free_strs(&o.layouts);
     free_strs(&o.counts);
+    free_strs(&o.roots);
     free_strs(&o.ops_kinds);
     free_strs(&o.modes);
     free(o.procs.v);
