@@ -78,16 +78,6 @@ static inline int convoy__lane_serves(const convoy__topo *t, int j)
 {
     return j % t->ppn == t->node_rank;
 }
-/* Groups of n consecutive virtual lanes on a node of n processes: ceil(L / n); the most on
- * any node (its smallest). Phases with one node child per group add this many on every
- * node (placeholders beyond their own), so that later children align (tag blocks). */
-static inline int convoy__lane_groups_max(const convoy__topo *t)
-{
-    int nmin = t->max_ppn;
-    for (int l = 0; l < t->nnodes; l++)
-        if (t->node_size[l] < nmin) nmin = t->node_size[l];
-    return (t->max_ppn + nmin - 1) / nmin;
-}
 /* Fills map[0..nnodes) with the members of virtual lane j (map[l] on node l). */
 void convoy__lane_map(const convoy__topo *t, int j, int32_t *map);
 
@@ -129,15 +119,34 @@ typedef struct convoy__lane_deps {
 void convoy__lane_deps_add(convoy__lane_deps *d, int step, convoy__schedule *s);
 void convoy__lane_deps_free(convoy__lane_deps *d);
 
+/* A bundle: many concurrent children on one group, run as one nested schedule (a phase
+ * with one child per source node or lane group would otherwise take a tag block per
+ * child, and the tag's bits are few: MPI only promises 15). Each child gets `budget` step
+ * tags (algorithms that need more, or nest, are not chosen for a bundle) and its own
+ * send/recv rebase (regions of the parent, as for convoy__lane_child; the bundle itself is
+ * added with the parent's buffers as they are). convoy__lane_bundle_add() appends the
+ * bundle as one nested step (a placeholder if it is empty) and empties it.
+ * Zero-initialize, set budget (children per bundle: CONVOY_STEP_TAGS / budget). */
+typedef struct convoy__lane_bundle {
+    convoy__schedule *c;
+    int budget, tags, nchild, err;
+} convoy__lane_bundle;
+int convoy__lane_bundle_child(convoy__lane_bundle *b, const convoy__args *sub, int flags,
+                              convoy__region send, convoy__region recv);
+int convoy__lane_bundle_add(convoy__schedule *s, convoy__lane_bundle *b, const int32_t *map, int m,
+                            int ndeps, const int *deps);
+
 /* Allgatherv of the parent a (its displs and rcounts, receive buffer) over a group:
  * member i of the group (rank map[i], or node rank i when map is NULL) owns the blocks of
  * the ranks own[first[i] .. first[i+1]) (in this order); afterwards every member has every
  * owned block in place. One child when each member's blocks are consecutive in the
  * receive buffer (one block of their total), else one child per position in the members'
- * lists. Each child's step joins out. */
+ * lists. Each child's step joins out; with a bundle b the children join it instead
+ * (ndeps, deps, out unused: the bundle's step carries them). */
 int convoy__lane_agv_group(convoy__schedule *s, const convoy__args *a, int m, int me,
                            const int32_t *map, int concurrent, const int *first, const int *own,
-                           int ndeps, const int *deps, convoy__lane_deps *out);
+                           int ndeps, const int *deps, convoy__lane_deps *out,
+                           convoy__lane_bundle *b);
 
 /* Node-level trees made of plain steps (CONVOY_COMM_NODE, step tags tag..): for phases
  * that are not a registered collective of their own.
