@@ -26,9 +26,12 @@
  *     properties and parameters, the machine of the child's level (convoy__lane_level);
  *     no segment (concurrent children must not share the segment's flags); not in place;
  *     counts and displacements are the caller's (sub.count, sub.rcounts, sub.displs).
- *   convoy__lane_child(s, &sub, map, send, recv, ndeps, deps) builds the cheapest
- *     applicable registered algorithm for sub (the parent's CONVOY_VERBOSE-free cost
- *     model, the same choice on every member) and appends it as a nested step: on the node
+ *     Everything in sub must be the same on every member of the group, `concurrent` too
+ *     (use convoy__lane_count(t), not this node's size: nodes differ), or members choose
+ *     different algorithms and hang.
+ *   convoy__lane_child(s, &sub, map, send, recv, ndeps, deps) builds the cheapest usable
+ *     reproducible registered algorithm for sub (by its cost model under sub.machine, the
+ *     same choice on every member) and appends it as a nested step: on the node
  *     group (map NULL: sub's rank i is node rank i) or on the group map[0..sub.topo->size)
  *     (ranks of s's communicator; CONVOY_COMM_MAP). send/recv rebase the child's send and
  *     receive buffers onto a region of s (the user's buffers at an offset, or s's scratch):
@@ -38,7 +41,13 @@
  *     sides of a message must have added the same number of children (with the same number
  *     of descendants) before the child they talk in. Therefore: add a child for every group
  *     in a fixed global order, and convoy__lane_placeholder() for a group this process is
- *     not a member of (e.g. the virtual lanes it does not serve); never skip one.
+ *     not a member of (e.g. the virtual lanes it does not serve); never skip one. If the
+ *     trees still differ between ranks (processes serving different numbers of lanes), set
+ *     s->tag_blocks to a bound that is the same on every rank (sched.h). Many children on
+ *     one group: put them into one bundle (below), which takes one tag block.
+ *   Example (Allreduce lane, src/coll/allreduce/allreduce_lane.c): a node bundle of
+ *     reduce-scatters, one allreduce child per virtual lane (placeholders where this
+ *     process serves none), a node bundle of allgathervs; s->tag_blocks = 3 + L.
  *
  * Sub-topologies (convoy__topo values the children's builders see)
  *   convoy__lane_group_topo(&sub, m, me): m members, each its own node (a lane or the
@@ -53,10 +62,11 @@
  * Zero-copy: children address the user's buffers directly through rebasing and
  * displacements (an allgatherv child's displs are the parent's), so no packing type is
  * needed where each rank's block is contiguous. Where the paper uses a strided vector type
- * (the node allgather of the full-lane Allgather), Convoy runs one node child per source
- * node instead (the blocks of one node are contiguous on consecutive layouts, and each
- * block is its own message on the others): more messages inside the node, no copies and no
- * scratch. The checker asserts the scratch a schedule allocates (--expect-tmp-max).
+ * (the node allgather of the full-lane Allgather), Convoy runs one node allgatherv per
+ * source node instead, all in one bundle (the blocks of one node are adjacent on
+ * consecutive layouts, and each block is its own message on the others): more messages
+ * inside the node, no strided region kind, no copies and no scratch. The checker asserts
+ * the scratch a schedule tree allocates (convoy-check --expect-tmp-max 0).
  */
 #ifndef CONVOY_LANE_H
 #define CONVOY_LANE_H

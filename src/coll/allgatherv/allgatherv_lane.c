@@ -64,7 +64,7 @@ int convoy__allgatherv_lane(const convoy__args *a, convoy__schedule *s)
         }
         first[N] = k;
         convoy__lane_map(t, j, map);
-        convoy__lane_agv_group(s, a, N, t->node, map, n, first, own, CONVOY_DEP(own_copy), &lane,
+        convoy__lane_agv_group(s, a, N, t->node, map, L, first, own, CONVOY_DEP(own_copy), &lane,
                                NULL);
     }
     if (own_copy >= 0) convoy__lane_deps_add(&lane, own_copy, s);

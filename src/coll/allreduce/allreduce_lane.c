@@ -97,7 +97,7 @@ int convoy__allreduce_lane(const convoy__args *a, convoy__schedule *s)
         const int64_t from = a->inplace ? convoy__lane_block_off(cnt, L, g * n) : oj;
         convoy__lane_map(t, j, map);
         convoy__args sub;
-        convoy__lane_sub_args(a, CONVOY_COLL_ALLREDUCE, &lt, n, &sub);
+        convoy__lane_sub_args(a, CONVOY_COLL_ALLREDUCE, &lt, L, &sub);
         sub.count = cj;
         sub.inplace = from == oj;
         convoy__lane_deps_add(
