@@ -17,6 +17,10 @@
  * passed consistent arguments, CONVOY_WATCHDOG=seconds reports a stuck operation,
  * CONVOY_VERBOSE=1 prints the choices made, CONVOY_DISSEM_N=k|auto sets the fan-out of the
  * n-way dissemination Barrier (auto: timed on the communicator's first blocking Barrier).
+ * Allgather and Reduce_scatter_block have tables of their own (CONVOY_ALLGATHER_ALGO,
+ * CONVOY_REDUCE_SCATTER_BLOCK_ALGO; their v-forms' algorithms are in them too), with the
+ * full-lane `lane` and hierarchical `hier` decompositions of papers/004 (also for
+ * Allgatherv, Allreduce, Reduce_scatter).
  * docs/architecture.md has the rest.
  */
 #ifndef CONVOY_H

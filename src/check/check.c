@@ -29,6 +29,12 @@ void convoy__check_case_init(convoy__check_case *c)
     c->ops = 0; /* automatic: 2 when the schedules use the node segment, else 1 */
     c->shm_bytes = 65536;
     convoy__machine_builtin(&c->machine);
+    /* Distinct lane levels (a measured machine has them), so that builders whose choices
+     * depend on them (lane.h) are proven with such choices: a choice one rank makes
+     * differently from its peers shows as a deadlock or a wrong result here. */
+    c->machine.alpha_node = c->machine.alpha / 2;
+    c->machine.beta_node = c->machine.beta / 3;
+    c->machine.beta_nic = c->machine.beta / 2;
 }
 
 /* --- symbolic cells ------------------------------------------------------------------ */

@@ -129,39 +129,87 @@ int64_t convoy__lane_tree_tmp(const convoy__schedule *s)
 /* The child's algorithm and its schedule: the cheapest usable one (every rank's choice is
  * the same: same arguments, same machine), or with CONVOY_LANE_LEAST_SCRATCH the cheapest
  * of those whose schedule allocates the least scratch. */
-static int build_child(const convoy__args *sub, int flags, convoy__schedule **out)
+static int max_tag(const convoy__schedule *c)
 {
-    convoy__schedule *best = NULL;
+    int m = -1;
+    for (int i = 0; i < c->nsteps; i++)
+        if ((c->steps[i].kind == CONVOY_STEP_SEND || c->steps[i].kind == CONVOY_STEP_RECV) &&
+            c->steps[i].tag > m)
+            m = c->steps[i].tag;
+    return m;
+}
+
+/* What the members of sub's group see of algorithm al: the most scratch and the largest
+ * step tag over all members' schedules (-1 and a nested flag on failure). Choices made by
+ * these must be the same on every member, so no member may judge by its own schedule. */
+static int group_props(const convoy__algo *al, const convoy__args *sub, int64_t *tmp, int *tag,
+                       int *nests)
+{
+    const int m = sub->topo->size, one = sub->topo->nnodes == 1;
+    *tmp = 0, *tag = -1, *nests = 0;
+    for (int i = 0; i < m; i++) {
+        convoy__topo ti;
+        if (one ? convoy__lane_node_topo_of(&ti, m, i) : convoy__lane_group_topo(&ti, m, i))
+            return CONVOY_ERR_NO_MEM;
+        convoy__args si = *sub;
+        si.topo = &ti;
+        if (convoy__coll_base(sub->coll) == CONVOY_COLL_ALLGATHERV) si.count = sub->rcounts[i];
+        convoy__schedule c;
+        convoy__sched_init(&c);
+        int rc = al->build(&si, &c);
+        if (!rc) {
+            const int64_t b = convoy__lane_tree_tmp(&c);
+            const int g = max_tag(&c);
+            if (b > *tmp) *tmp = b;
+            if (g > *tag) *tag = g;
+            *nests |= c.nchildren > 0;
+        }
+        convoy__sched_free(&c);
+        convoy__topo_free(&ti);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* The child's schedule: the cheapest usable algorithm (the same on every member: same
+ * arguments, same machine), or with CONVOY_LANE_LEAST_SCRATCH the cheapest of those whose
+ * schedules allocate the least scratch on any member; with max_tags > 0 only flat
+ * algorithms whose step tags stay below it on every member (bundles). */
+static int build_child(const convoy__args *sub, int flags, int max_tags, convoy__schedule **out)
+{
+    const convoy__algo *best = NULL;
     double best_cost = 0;
     int64_t best_tmp = 0;
+    const int props = (flags & CONVOY_LANE_LEAST_SCRATCH) || max_tags > 0;
+    *out = NULL;
     for (int i = 0; i < convoy__nalgos; i++) {
         const convoy__algo *al = &convoy__algos[i];
-        const convoy__algo *one = convoy__select(sub, &sub->machine, al->name, 1);
-        if (one != al) continue; /* not in this table, or not usable here */
+        if (convoy__select(sub, &sub->machine, al->name, 1) != al) continue; /* not usable */
         const double cost = al->cost ? al->cost(sub, &sub->machine) : 0;
-        if (!(flags & CONVOY_LANE_LEAST_SCRATCH) && best && cost >= best_cost) continue;
-        convoy__schedule *c = malloc(sizeof *c);
-        if (!c) break;
-        convoy__sched_init(c);
-        int rc = al->build(sub, c);
-        const int64_t tmp = convoy__lane_tree_tmp(c);
+        int64_t tmp = 0;
+        int tag = -1, nests = 0;
+        if (props) {
+            int rc = group_props(al, sub, &tmp, &tag, &nests);
+            if (rc) return rc;
+            if (max_tags > 0 && (nests || tag >= max_tags)) continue;
+        }
         const int better = !best || (flags & CONVOY_LANE_LEAST_SCRATCH
                                          ? tmp < best_tmp || (tmp == best_tmp && cost < best_cost)
                                          : cost < best_cost);
-        if (rc || !better) {
-            convoy__sched_free(c);
-            free(c);
-            if (rc) {
-                if (best) convoy__sched_free(best), free(best);
-                return rc;
-            }
-            continue;
-        }
-        if (best) convoy__sched_free(best), free(best);
-        best = c, best_cost = cost, best_tmp = tmp;
+        if (better) best = al, best_cost = cost, best_tmp = tmp;
     }
-    *out = best;
-    return best ? 0 : CONVOY_ERR_INTERN;
+    if (!best) return CONVOY_ERR_INTERN;
+    convoy__schedule *c = malloc(sizeof *c);
+    if (!c) return CONVOY_ERR_NO_MEM;
+    convoy__sched_init(c);
+    int rc = best->build(sub, c);
+    if (rc) {
+        convoy__sched_free(c);
+        free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
 }
 
 int convoy__lane_child(convoy__schedule *s, const convoy__args *sub, const int32_t *map,
@@ -195,7 +243,7 @@ int convoy__lane_child_flags(convoy__schedule *s, const convoy__args *sub, const
         return convoy__add_nested_on(s, CONVOY_COMM_NODE, c, send, recv, ndeps, deps);
     }
     convoy__schedule *c = NULL;
-    int rc = build_child(sub, flags, &c);
+    int rc = build_child(sub, flags, 0, &c);
     if (!rc && map) {
         c->map = malloc((size_t)sub->topo->size * sizeof *c->map);
         if (c->map) {
@@ -212,6 +260,114 @@ int convoy__lane_child_flags(convoy__schedule *s, const convoy__args *sub, const
     }
     return convoy__add_nested_on(s, map ? CONVOY_COMM_MAP : CONVOY_COMM_NODE, c, send, recv, ndeps,
                                  deps);
+}
+
+/* The parent's region for a child's region: its send and receive buffers rebased. */
+static convoy__region rebase(convoy__region r, convoy__region send, convoy__region recv,
+                             int64_t tbase)
+{
+    const convoy__region *b = r.buf == CONVOY_BUF_SEND   ? &send
+                              : r.buf == CONVOY_BUF_RECV ? &recv
+                                                         : NULL;
+    if (b) {
+        r.buf = b->buf;
+        r.off += b->off;
+    } else if (r.buf == CONVOY_BUF_TMP) {
+        r.off += tbase;
+    }
+    return r;
+}
+
+/* Appends the flat schedule x to c: its step tags shifted by tag_off, its send and receive
+ * buffers rebased, its scratch after c's. */
+static void append(convoy__schedule *c, const convoy__schedule *x, int tag_off, convoy__region send,
+                   convoy__region recv)
+{
+    const int base = c->nsteps;
+    const int64_t tbase = (c->tmp_bytes + 63) / 64 * 64;
+    for (int i = 0; i < x->nsteps && !c->err; i++) {
+        convoy__step st = x->steps[i];
+        int d[64], *dd = st.ndeps <= 64 ? d : malloc((size_t)st.ndeps * sizeof *dd);
+        if (!dd) {
+            c->err = CONVOY_ERR_NO_MEM;
+            return;
+        }
+        for (int k = 0; k < st.ndeps; k++)
+            dd[k] = base + x->deps[st.dep_first + k];
+        st.src = rebase(st.src, send, recv, tbase);
+        st.dst = rebase(st.dst, send, recv, tbase);
+        switch (st.kind) {
+        case CONVOY_STEP_SEND:
+            convoy__add_send(c, st.comm, st.peer, st.tag + tag_off, st.src, st.ndeps, dd);
+            break;
+        case CONVOY_STEP_RECV:
+            convoy__add_recv(c, st.comm, st.peer, st.tag + tag_off, st.dst, st.ndeps, dd);
+            break;
+        case CONVOY_STEP_REDUCE: convoy__add_reduce(c, st.src, st.dst, st.ndeps, dd); break;
+        case CONVOY_STEP_COPY: convoy__add_copy(c, st.src, st.dst, st.ndeps, dd); break;
+        default: c->err = CONVOY_ERR_INTERN; /* segment or nested steps: not bundled */
+        }
+        if (dd != d) free(dd);
+    }
+    if (x->tmp_bytes > 0) c->tmp_bytes = tbase + x->tmp_bytes;
+}
+
+int convoy__lane_bundle_child(convoy__lane_bundle *b, const convoy__args *sub, int flags,
+                              convoy__region send, convoy__region recv)
+{
+    if (b->err) return b->err;
+    if (!moves(sub)) return 0;
+    if (!b->c) {
+        b->c = malloc(sizeof *b->c);
+        if (!b->c) return b->err = CONVOY_ERR_NO_MEM;
+        convoy__sched_init(b->c);
+        b->tags = 0;
+    }
+    convoy__schedule *x = NULL;
+    if (sub->topo->size <= 1) {
+        if (sub->inplace) return 0;
+        const int agv = convoy__coll_base(sub->coll) == CONVOY_COLL_ALLGATHERV;
+        const int64_t off = agv ? sub->displs[0] * sub->rtype.extent : 0;
+        const int64_t n = agv ? sub->rcounts[0] : sub->count;
+        convoy__add_copy(
+            b->c, rebase(convoy__reg(CONVOY_BUF_SEND, CONVOY_T_SEND, 0, sub->count), send, recv, 0),
+            rebase(convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, off, n), send, recv, 0), 0, NULL);
+        return b->err = b->c->err;
+    }
+    int rc = build_child(sub, flags, b->budget, &x);
+    if (rc) return b->err = rc;
+    append(b->c, x, b->tags, send, recv);
+    b->tags += b->budget;
+    b->nchild++;
+    convoy__sched_free(x);
+    free(x);
+    return b->err = b->c->err;
+}
+
+int convoy__lane_bundle_add(convoy__schedule *s, convoy__lane_bundle *b, const int32_t *map, int m,
+                            int ndeps, const int *deps)
+{
+    convoy__schedule *c = b->c;
+    b->c = NULL;
+    b->nchild = 0;
+    if (b->err || s->err) {
+        if (c) convoy__sched_free(c), free(c);
+        if (!s->err) s->err = b->err;
+        return -1;
+    }
+    if (!c) return convoy__lane_placeholder(s, ndeps, deps);
+    if (map) {
+        c->map = malloc((size_t)m * sizeof *c->map);
+        if (!c->map) {
+            convoy__sched_free(c);
+            free(c);
+            s->err = CONVOY_ERR_NO_MEM;
+            return -1;
+        }
+        memcpy(c->map, map, (size_t)m * sizeof *c->map);
+        c->nmap = m;
+    }
+    return convoy__add_nested(s, map ? CONVOY_COMM_MAP : CONVOY_COMM_NODE, c, ndeps, deps);
 }
 
 void convoy__lane_deps_add(convoy__lane_deps *d, int step, convoy__schedule *s)
@@ -238,7 +394,8 @@ void convoy__lane_deps_free(convoy__lane_deps *d)
 
 int convoy__lane_agv_group(convoy__schedule *s, const convoy__args *a, int m, int me,
                            const int32_t *map, int concurrent, const int *first, const int *own,
-                           int ndeps, const int *deps, convoy__lane_deps *out)
+                           int ndeps, const int *deps, convoy__lane_deps *out,
+                           convoy__lane_bundle *b)
 {
     if (m <= 1) return s->err;
     /* One child if every member's blocks follow each other in the receive buffer. */
@@ -278,6 +435,11 @@ int convoy__lane_agv_group(convoy__schedule *s, const convoy__args *a, int m, in
          * buffer (send region = its own block). */
         sub.count = rc[me];
         sub.inplace = 1;
+        if (b) {
+            if (convoy__lane_bundle_child(b, &sub, CONVOY_LANE_LEAST_SCRATCH, recv, recv))
+                s->err = b->err;
+            continue;
+        }
         int step = convoy__lane_child_flags(s, &sub, map, recv, recv, CONVOY_LANE_LEAST_SCRATCH,
                                             ndeps, deps);
         convoy__lane_deps_add(out, step, s);

@@ -26,9 +26,12 @@
  *     properties and parameters, the machine of the child's level (convoy__lane_level);
  *     no segment (concurrent children must not share the segment's flags); not in place;
  *     counts and displacements are the caller's (sub.count, sub.rcounts, sub.displs).
- *   convoy__lane_child(s, &sub, map, send, recv, ndeps, deps) builds the cheapest
- *     applicable registered algorithm for sub (the parent's CONVOY_VERBOSE-free cost
- *     model, the same choice on every member) and appends it as a nested step: on the node
+ *     Everything in sub must be the same on every member of the group, `concurrent` too
+ *     (use convoy__lane_count(t), not this node's size: nodes differ), or members choose
+ *     different algorithms and hang.
+ *   convoy__lane_child(s, &sub, map, send, recv, ndeps, deps) builds the cheapest usable
+ *     reproducible registered algorithm for sub (by its cost model under sub.machine, the
+ *     same choice on every member) and appends it as a nested step: on the node
  *     group (map NULL: sub's rank i is node rank i) or on the group map[0..sub.topo->size)
  *     (ranks of s's communicator; CONVOY_COMM_MAP). send/recv rebase the child's send and
  *     receive buffers onto a region of s (the user's buffers at an offset, or s's scratch):
@@ -38,7 +41,13 @@
  *     sides of a message must have added the same number of children (with the same number
  *     of descendants) before the child they talk in. Therefore: add a child for every group
  *     in a fixed global order, and convoy__lane_placeholder() for a group this process is
- *     not a member of (e.g. the virtual lanes it does not serve); never skip one.
+ *     not a member of (e.g. the virtual lanes it does not serve); never skip one. If the
+ *     trees still differ between ranks (processes serving different numbers of lanes), set
+ *     s->tag_blocks to a bound that is the same on every rank (sched.h). Many children on
+ *     one group: put them into one bundle (below), which takes one tag block.
+ *   Example (Allreduce lane, src/coll/allreduce/allreduce_lane.c): a node bundle of
+ *     reduce-scatters, one allreduce child per virtual lane (placeholders where this
+ *     process serves none), a node bundle of allgathervs; s->tag_blocks = 3 + L.
  *
  * Sub-topologies (convoy__topo values the children's builders see)
  *   convoy__lane_group_topo(&sub, m, me): m members, each its own node (a lane or the
@@ -53,10 +62,11 @@
  * Zero-copy: children address the user's buffers directly through rebasing and
  * displacements (an allgatherv child's displs are the parent's), so no packing type is
  * needed where each rank's block is contiguous. Where the paper uses a strided vector type
- * (the node allgather of the full-lane Allgather), Convoy runs one node child per source
- * node instead (the blocks of one node are contiguous on consecutive layouts, and each
- * block is its own message on the others): more messages inside the node, no copies and no
- * scratch. The checker asserts the scratch a schedule allocates (--expect-tmp-max).
+ * (the node allgather of the full-lane Allgather), Convoy runs one node allgatherv per
+ * source node instead, all in one bundle (the blocks of one node are adjacent on
+ * consecutive layouts, and each block is its own message on the others): more messages
+ * inside the node, no strided region kind, no copies and no scratch. The checker asserts
+ * the scratch a schedule tree allocates (convoy-check --expect-tmp-max 0).
  */
 #ifndef CONVOY_LANE_H
 #define CONVOY_LANE_H
@@ -77,16 +87,6 @@ static inline int convoy__lane_member(const convoy__topo *t, int j, int node)
 static inline int convoy__lane_serves(const convoy__topo *t, int j)
 {
     return j % t->ppn == t->node_rank;
-}
-/* Groups of n consecutive virtual lanes on a node of n processes: ceil(L / n); the most on
- * any node (its smallest). Phases with one node child per group add this many on every
- * node (placeholders beyond their own), so that later children align (tag blocks). */
-static inline int convoy__lane_groups_max(const convoy__topo *t)
-{
-    int nmin = t->max_ppn;
-    for (int l = 0; l < t->nnodes; l++)
-        if (t->node_size[l] < nmin) nmin = t->node_size[l];
-    return (t->max_ppn + nmin - 1) / nmin;
 }
 /* Fills map[0..nnodes) with the members of virtual lane j (map[l] on node l). */
 void convoy__lane_map(const convoy__topo *t, int j, int32_t *map);
@@ -129,15 +129,34 @@ typedef struct convoy__lane_deps {
 void convoy__lane_deps_add(convoy__lane_deps *d, int step, convoy__schedule *s);
 void convoy__lane_deps_free(convoy__lane_deps *d);
 
+/* A bundle: many concurrent children on one group, run as one nested schedule (a phase
+ * with one child per source node or lane group would otherwise take a tag block per
+ * child, and the tag's bits are few: MPI only promises 15). Each child gets `budget` step
+ * tags (algorithms that need more, or nest, are not chosen for a bundle) and its own
+ * send/recv rebase (regions of the parent, as for convoy__lane_child; the bundle itself is
+ * added with the parent's buffers as they are). convoy__lane_bundle_add() appends the
+ * bundle as one nested step (a placeholder if it is empty) and empties it.
+ * Zero-initialize, set budget (children per bundle: CONVOY_STEP_TAGS / budget). */
+typedef struct convoy__lane_bundle {
+    convoy__schedule *c;
+    int budget, tags, nchild, err;
+} convoy__lane_bundle;
+int convoy__lane_bundle_child(convoy__lane_bundle *b, const convoy__args *sub, int flags,
+                              convoy__region send, convoy__region recv);
+int convoy__lane_bundle_add(convoy__schedule *s, convoy__lane_bundle *b, const int32_t *map, int m,
+                            int ndeps, const int *deps);
+
 /* Allgatherv of the parent a (its displs and rcounts, receive buffer) over a group:
  * member i of the group (rank map[i], or node rank i when map is NULL) owns the blocks of
  * the ranks own[first[i] .. first[i+1]) (in this order); afterwards every member has every
  * owned block in place. One child when each member's blocks are consecutive in the
  * receive buffer (one block of their total), else one child per position in the members'
- * lists. Each child's step joins out. */
+ * lists. Each child's step joins out; with a bundle b the children join it instead
+ * (ndeps, deps, out unused: the bundle's step carries them). */
 int convoy__lane_agv_group(convoy__schedule *s, const convoy__args *a, int m, int me,
                            const int32_t *map, int concurrent, const int *first, const int *own,
-                           int ndeps, const int *deps, convoy__lane_deps *out);
+                           int ndeps, const int *deps, convoy__lane_deps *out,
+                           convoy__lane_bundle *b);
 
 /* Node-level trees made of plain steps (CONVOY_COMM_NODE, step tags tag..): for phases
  * that are not a registered collective of their own.

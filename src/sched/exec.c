@@ -14,13 +14,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { STEP_TAG_BITS = 10 }; /* CONVOY_STEP_TAGS */
+enum { STEP_TAG_BITS = 10, /* CONVOY_STEP_TAGS */
+       BLOCK_BITS = 8 /* the fixed field of tag blocks, where the tag bound allows */ };
 
-int convoy__tag(uint64_t epoch, int block, int step_tag, int shift, int tag_ub)
+/* Bits of a tag below the bound: the largest k with 2^k - 1 <= tag_ub. */
+static int tag_bits(int tag_ub)
 {
     int bits = 0;
     while (bits < 31 && ((int64_t)1 << (bits + 1)) - 1 <= (int64_t)tag_ub)
         bits++;
+    return bits;
+}
+
+int convoy__tag(uint64_t epoch, int block, int step_tag, int shift, int tag_ub)
+{
+    const int bits = tag_bits(tag_ub);
     int ebits = bits - shift;
     uint64_t e = ebits > 0 ? epoch & (((uint64_t)1 << ebits) - 1) : 0;
     return (int)((e << shift) | ((uint64_t)block << STEP_TAG_BITS) | (uint64_t)step_tag);
@@ -165,10 +173,20 @@ int convoy__exec_start(convoy__exec *x, const convoy__schedule *s, const convoy_
     x->comm_kind = CONVOY_COMM_ALL;
     x->epoch = epoch;
     x->top = 1;
-    x->tag_shift = STEP_TAG_BITS;
+    /* The epoch must sit at the same bits in every operation of the communicator, or two
+     * operations in flight with different numbers of tag blocks could make equal tags
+     * (epoch e with blocks above bit 10 against epoch 4e + b with none). With the tag
+     * bounds of real MPI libraries the blocks get a fixed field; only a bound too small
+     * for it (the checker's, MPI's minimum), or a tree of more blocks, sizes the field by
+     * the schedule (operations in flight then have fewer epoch bits to tell them apart). */
     const int blocks = s->tag_blocks > 1 + s->nnested ? s->tag_blocks : 1 + s->nnested;
-    while ((1 << (x->tag_shift - STEP_TAG_BITS)) < blocks)
-        x->tag_shift++;
+    if (tag_bits(t->tag_ub) >= STEP_TAG_BITS + BLOCK_BITS + 8 && blocks <= (1 << BLOCK_BITS)) {
+        x->tag_shift = STEP_TAG_BITS + BLOCK_BITS;
+    } else {
+        x->tag_shift = STEP_TAG_BITS;
+        while ((1 << (x->tag_shift - STEP_TAG_BITS)) < blocks)
+            x->tag_shift++;
+    }
     x->base[CONVOY_BUF_SEND] = (void *)sendbuf;
     x->base[CONVOY_BUF_RECV] = recvbuf;
     x->base[CONVOY_BUF_SHM] = t->shm_base;

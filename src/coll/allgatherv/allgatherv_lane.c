@@ -45,7 +45,7 @@ int convoy__allgatherv_lane(const convoy__args *a, convoy__schedule *s)
     int *first = malloc((size_t)(N + n + 2) * sizeof *first);
     int *own = malloc((size_t)(t->size + N) * sizeof *own);
     int32_t *map = malloc((size_t)N * sizeof *map);
-    convoy__lane_deps lane = {0}, node = {0};
+    convoy__lane_deps lane = {0};
     if (!first || !own || !map) {
         s->err = CONVOY_ERR_NO_MEM;
         goto out;
@@ -64,11 +64,15 @@ int convoy__allgatherv_lane(const convoy__args *a, convoy__schedule *s)
         }
         first[N] = k;
         convoy__lane_map(t, j, map);
-        convoy__lane_agv_group(s, a, N, t->node, map, n, first, own, CONVOY_DEP(own_copy), &lane);
+        convoy__lane_agv_group(s, a, N, t->node, map, L, first, own, CONVOY_DEP(own_copy), &lane,
+                               NULL);
     }
     if (own_copy >= 0) convoy__lane_deps_add(&lane, own_copy, s);
     /* Node phase: per source node l, node process q owns the blocks of l's ranks on the
-     * lanes it serves (q, q + n, ...). */
+     * lanes it serves (q, q + n, ...). All in one bundle (one tag block), flushed when the
+     * next node's children would not fit its tags. */
+    convoy__lane_bundle b = {.budget = 2 * L};
+    const int per = CONVOY_STEP_TAGS / b.budget; /* children per bundle */
     for (int l = 0; l < N && !s->err; l++) {
         int k = 0;
         for (int q = 0; q < n; q++) {
@@ -77,13 +81,16 @@ int convoy__allgatherv_lane(const convoy__args *a, convoy__schedule *s)
                 own[k++] = convoy__topo_rank_at(t, l, j);
         }
         first[n] = k;
-        convoy__lane_agv_group(s, a, n, t->node_rank, NULL, 0, first, own, lane.n, lane.v, &node);
+        if (b.nchild > 0 && b.nchild + L > per)
+            convoy__lane_bundle_add(s, &b, NULL, n, lane.n, lane.v);
+        convoy__lane_agv_group(s, a, n, t->node_rank, NULL, 0, first, own, 0, NULL, NULL, &b);
     }
-    /* Children per process differ with the lanes it serves: a common tag block bound. */
-    s->tag_blocks = 1 + L + N * L;
+    convoy__lane_bundle_add(s, &b, NULL, n, lane.n, lane.v);
+    /* Children per process differ with the lanes it serves: a common tag block bound (a
+     * source node adds at most L children; a bundle is flushed past per - L). */
+    s->tag_blocks = 2 + L + N * L / (per > L ? per - L + 1 : 1);
 out:
     convoy__lane_deps_free(&lane);
-    convoy__lane_deps_free(&node);
     free(first);
     free(own);
     free(map);

@@ -42,20 +42,22 @@ int convoy__allreduce_lane(const convoy__args *a, convoy__schedule *s)
     const convoy__topo *t = a->topo;
     const int N = t->nnodes, n = t->ppn, me = t->node_rank, L = convoy__lane_count(t);
     const int64_t ext = a->rtype.extent, cnt = a->count;
-    const int groups = (L + n - 1) / n, gmax = convoy__lane_groups_max(t);
+    const int groups = (L + n - 1) / n;
     convoy__topo nt, lt;
     int64_t *v = malloc(2 * (size_t)n * sizeof *v);
     int32_t *map = malloc((size_t)N * sizeof *map);
-    int *rs = malloc((size_t)groups * sizeof *rs), *ar = malloc((size_t)L * sizeof *ar);
-    if (!v || !map || !rs || !ar || convoy__lane_node_topo(&nt, t)) {
-        free(v), free(map), free(rs), free(ar);
+    convoy__lane_deps ar = {0};
+    if (!v || !map || convoy__lane_node_topo(&nt, t)) {
+        free(v), free(map);
         return s->err = CONVOY_ERR_NO_MEM;
     }
     if (convoy__lane_group_topo(&lt, N, t->node)) {
         convoy__topo_free(&nt);
-        free(v), free(map), free(rs), free(ar);
+        free(v), free(map);
         return s->err = CONVOY_ERR_NO_MEM;
     }
+    /* Each node phase is one bundle (one tag block) of one child per group. */
+    convoy__lane_bundle b = {.budget = CONVOY_STEP_TAGS / (groups > 0 ? groups : 1)};
     int64_t *rc = v, *dp = v + n;
     /* (1) Node reduce-scatter per group g: blocks g n .. g n + n - 1 (those < L). */
     for (int g = 0; g < groups; g++) {
@@ -81,16 +83,11 @@ int convoy__allreduce_lane(const convoy__args *a, convoy__schedule *s)
             sub.inplace = 1;
             send = recv = convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, off0 * ext, 0);
         }
-        rs[g] =
-            convoy__lane_child_flags(s, &sub, NULL, send, recv, CONVOY_LANE_LEAST_SCRATCH, 0, NULL);
+        convoy__lane_bundle_child(&b, &sub, CONVOY_LANE_LEAST_SCRATCH, send, recv);
     }
-    /* As many node children on every node, so the lane children below get the same tag
-     * blocks everywhere (lane.h). */
-    for (int g = groups; g < gmax; g++)
-        convoy__lane_placeholder(s, 0, NULL);
+    const int rs = convoy__lane_bundle_add(s, &b, NULL, n, 0, NULL);
     /* (2) Allreduce on every virtual lane j: one child per lane on every process. */
     for (int j = 0; j < L; j++) {
-        ar[j] = -1;
         if (!convoy__lane_serves(t, j)) {
             convoy__lane_placeholder(s, 0, NULL);
             continue;
@@ -100,12 +97,15 @@ int convoy__allreduce_lane(const convoy__args *a, convoy__schedule *s)
         const int64_t from = a->inplace ? convoy__lane_block_off(cnt, L, g * n) : oj;
         convoy__lane_map(t, j, map);
         convoy__args sub;
-        convoy__lane_sub_args(a, CONVOY_COLL_ALLREDUCE, &lt, n, &sub);
+        convoy__lane_sub_args(a, CONVOY_COLL_ALLREDUCE, &lt, L, &sub);
         sub.count = cj;
         sub.inplace = from == oj;
-        ar[j] = convoy__lane_child(
-            s, &sub, map, convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, from * ext, 0),
-            convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, oj * ext, 0), 1, &rs[g]);
+        convoy__lane_deps_add(
+            &ar,
+            convoy__lane_child(
+                s, &sub, map, convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, from * ext, 0),
+                convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, oj * ext, 0), CONVOY_DEP(rs)),
+            s);
     }
     /* (3) Node allgatherv per group, in place on the receive buffer. */
     for (int g = 0; g < groups && !s->err; g++) {
@@ -122,16 +122,18 @@ int convoy__allreduce_lane(const convoy__args *a, convoy__schedule *s)
         sub.rcounts = rc;
         sub.displs = dp;
         sub.inplace = 1;
-        const int j = j0 + me;
-        const int dep = j < L ? ar[j] : rs[g];
         convoy__region r = convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, 0, 0);
-        convoy__lane_child_flags(s, &sub, NULL, r, r, CONVOY_LANE_LEAST_SCRATCH, 1, &dep);
+        convoy__lane_bundle_child(&b, &sub, CONVOY_LANE_LEAST_SCRATCH, r, r);
     }
-    /* Processes serve different numbers of lanes: a common tag block bound. */
-    s->tag_blocks = 1 + 2 * gmax + L;
+    convoy__lane_deps_add(&ar, rs, s);
+    convoy__lane_bundle_add(s, &b, NULL, n, ar.n, ar.v);
+    /* Every process: node bundle, L lane children (placeholders where it does not serve),
+     * node bundle. */
+    s->tag_blocks = 3 + L;
     convoy__topo_free(&nt);
     convoy__topo_free(&lt);
-    free(v), free(map), free(rs), free(ar);
+    convoy__lane_deps_free(&ar);
+    free(v), free(map);
     return s->err;
 }
 

@@ -109,7 +109,7 @@ int convoy__reduce_scatter_lane(const convoy__args *a, convoy__schedule *s)
             tot += lc[l];
         }
         convoy__lane_map(t, j, map);
-        convoy__lane_sub_args(a, CONVOY_COLL_REDUCE_SCATTER, &lt, n, &sub);
+        convoy__lane_sub_args(a, CONVOY_COLL_REDUCE_SCATTER, &lt, L, &sub);
         sub.count = tot;
         sub.rcounts = lc;
         sub.displs = ld;
