@@ -126,6 +126,8 @@ struct convoy_request_s {
     /* The native path: the collective's starter, and whether this request uses it. */
     convoy__native_fn native_start;
     int native;
+    const char *native_why; /* why the MPI library serves it (CONVOY_STATS): "setup",
+                               "no_state", "forced", "model", "tuning", "no_algorithm" */
     MPI_Request native_req;
     /* The Convoy path. */
     const convoy__algo *algo;
@@ -206,5 +208,11 @@ int convoy__req_reduction_route(convoy_request r, MPI_Op op, MPI_Datatype dt, in
 int convoy__req_launch(convoy_request r, int mode, convoy_request *out);
 
 long convoy__builds_inc(void);
+
+/* What served a request: its algorithm, or NULL and why the MPI library did (native_why).
+ * For blocking calls, whose request is gone when they return: the last one this thread
+ * completed (libconvoy_pmpi counts them for CONVOY_STATS). */
+void convoy__req_outcome(convoy_request r, const convoy__algo **algo, const char **why);
+void convoy__last_outcome(const convoy__algo **algo, const char **why);
 
 #endif

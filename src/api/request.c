@@ -109,7 +109,27 @@ int convoy__req_route(convoy_request r, int mode)
         }
     }
     r->native = !r->deferred && !r->entry && !r->local_err;
+    if (r->native && !r->native_why)
+        r->native_why = !r->cs             ? "no_state"
+                        : fresh            ? "setup"
+                        : forced_native(r) ? "forced"
+                                           : "model";
     return MPI_SUCCESS;
+}
+
+static _Thread_local const convoy__algo *last_algo;
+static _Thread_local const char *last_why;
+
+void convoy__req_outcome(convoy_request r, const convoy__algo **algo, const char **why)
+{
+    *algo = r->native ? NULL : r->algo;
+    *why = r->native ? r->native_why : NULL;
+}
+
+void convoy__last_outcome(const convoy__algo **algo, const char **why)
+{
+    *algo = last_algo;
+    *why = last_why;
 }
 
 static int begin(convoy_request r)
@@ -159,7 +179,10 @@ int convoy__req_launch(convoy_request r, int mode, convoy_request *out)
         return MPI_SUCCESS;
     }
     int rc = convoy__req_start(r);
-    if (!rc && mode == CONVOY_BLOCKING) rc = convoy__req_wait(r);
+    if (!rc && mode == CONVOY_BLOCKING) {
+        rc = convoy__req_wait(r);
+        convoy__req_outcome(r, &last_algo, &last_why);
+    }
     if (rc || mode == CONVOY_BLOCKING) {
         convoy__req_free(r);
         return rc;
