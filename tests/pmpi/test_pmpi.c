@@ -160,7 +160,13 @@ static void compare(const coll *k, const char *how, int n, const int *in, const 
 {
     int *ref = calloc(len, sizeof *ref);
     k->run(NATIVE, n, in, ref, MPI_COMM_WORLD, NULL);
-    CHECK(memcmp(ref, out, len * sizeof *ref) == 0, "%s %s n=%d P=%d", k->name, how, n, P);
+    size_t bad = 0;
+    while (bad < len && ref[bad] == out[bad])
+        bad++;
+    if (bad < len)
+        tc_logf("%s %s n=%d: element %zu is %d, native %d", k->name, how, n, bad, out[bad],
+                ref[bad]);
+    CHECK(bad == len, "%s %s n=%d P=%d", k->name, how, n, P);
     free(ref);
 }
 
@@ -219,6 +225,12 @@ static void run_coll(const coll *k, int n)
     compare(k, "MPI_Waitany/Testany", n, in, out, len);
 
 #if HAVE_INIT
+#ifdef MPICH
+    /* MPICH 4.0's own persistent Allgather returns stale data from the second start on
+     * (two starts of MPI_Allgather_init on 2 processes give "100 1" for "100 101", without
+     * Convoy): only compared where Convoy serves it. */
+    if (off(k->name) && strcmp(k->name, "allgather") == 0) goto done;
+#endif
     MPI_Request p[2];
     memset(out, 0, len * sizeof *out);
     CHECK(k->run(PERSISTENT, n, in, out, MPI_COMM_WORLD, &p[0]) == MPI_SUCCESS,
@@ -240,6 +252,9 @@ static void run_coll(const coll *k, int n)
     MPI_Request_free(&p[0]);
     MPI_Request_free(&p[1]);
     CHECK(p[0] == MPI_REQUEST_NULL, "%s MPI_Request_free", k->name);
+#ifdef MPICH
+done:
+#endif
 #endif
     free(in);
     free(out);
@@ -321,9 +336,9 @@ static void large_count(void)
     MPI_Datatype empty;
     PMPI_Type_contiguous(0, MPI_INT, &empty);
     PMPI_Type_commit(&empty);
-    char b = 0;
+    char b = 0, c = 0;
     long n0 = dropin_stats_get(DROPIN_ALLGATHER, "count");
-    CHECK(MPI_Allgather_c(&b, (MPI_Count)1 << 31, empty, &b, (MPI_Count)1 << 31, empty,
+    CHECK(MPI_Allgather_c(&b, (MPI_Count)1 << 31, empty, &c, (MPI_Count)1 << 31, empty,
                           MPI_COMM_WORLD) == MPI_SUCCESS,
           "MPI_Allgather_c past INT_MAX");
     CHECK(dropin_stats_get(DROPIN_ALLGATHER, "count") == n0 + 1, "large count counted");
