@@ -82,6 +82,32 @@ static int pingpong(MPI_Comm comm, int rank, int partner, char *buf, int bytes, 
     return MPI_SUCCESS;
 }
 
+static _Thread_local int measuring;
+
+int convoy__machine_measuring(void)
+{
+    return measuring;
+}
+
+static double measure_overhead(void)
+{
+    MPI_Comm self = convoy__self_comm();
+    int x = 1, y;
+    double tc = 1e30, tn = 1e30;
+    measuring = 1; /* no CONVOY_VERBOSE lines from these calls (they would be timed) */
+    for (int i = 0; i < 2 * PROBE_REPS; i++) {
+        double t0 = PMPI_Wtime();
+        convoy_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, self);
+        double t1 = PMPI_Wtime();
+        PMPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, self);
+        double t2 = PMPI_Wtime();
+        if (i >= 2 && t1 - t0 < tc) tc = t1 - t0; /* the first ones make the state */
+        if (i >= 2 && t2 - t1 < tn) tn = t2 - t1;
+    }
+    measuring = 0;
+    return tc > tn ? tc - tn : 0;
+}
+
 static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
 {
     const int rank = cs->topo.rank;
@@ -103,6 +129,7 @@ static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
         m->alpha = t0 > 0 ? t0 : 1e-7;
         m->beta = t1 > t0 ? (t1 - t0) / PROBE_BYTES : 1e-12;
         m->gamma = g / PROBE_BYTES > 0 ? g / PROBE_BYTES : 1e-12;
+        m->overhead = measure_overhead();
     }
     free(buf);
     free(x);
@@ -123,50 +150,49 @@ int convoy__machine_agree(convoy__cstate *cs)
     cs->machine_how = "built-in";
     if (cs->topo.size < 2) return MPI_SUCCESS;
     /* Rank 0's view: its cached values (1), or whether to measure now (2), or neither. */
-    double v[4] = {0, 0, 0, 0};
+    double v[CONVOY_MACHINE_KEYS] = {0};
     if (cs->topo.rank == 0) {
-        convoy__machine m;
-        if (convoy__machine_cached(&m))
-            v[0] = 1, v[1] = m.alpha, v[2] = m.beta, v[3] = m.gamma;
-        else if (should_measure())
-            v[0] = 2;
+        if (!convoy__machine_to_keys(v) && should_measure()) v[0] = 2;
     }
-    int rc = PMPI_Bcast(v, 4, MPI_DOUBLE, 0, cs->priv);
+    int rc = PMPI_Bcast(v, CONVOY_MACHINE_KEYS, MPI_DOUBLE, 0, cs->priv);
     if (rc) return rc;
     if (v[0] == 2) {
         const int partner = partner_of_root(&cs->topo);
         convoy__machine m = cs->machine;
         int err = measure(cs, partner, &m);
-        v[0] = err ? 0 : 1, v[1] = m.alpha, v[2] = m.beta, v[3] = m.gamma;
+        v[0] = err ? 0 : 1, v[1] = m.alpha, v[2] = m.beta, v[3] = m.gamma, v[4] = m.overhead;
         /* A failed probe (out of memory) on rank 0 or its partner leaves the built-in
          * values everywhere; the broadcast keeps everyone in step either way. */
-        if ((rc = PMPI_Bcast(v, 4, MPI_DOUBLE, 0, cs->priv))) return rc;
+        if ((rc = PMPI_Bcast(v, CONVOY_MACHINE_KEYS, MPI_DOUBLE, 0, cs->priv))) return rc;
         if (v[0] == 1) cs->machine_how = "measured";
     } else if (v[0] == 1) {
         cs->machine_how = "measured earlier";
     }
     if (v[0] == 1) {
-        cs->machine = (convoy__machine){v[1], v[2], v[3]};
+        cs->machine = (convoy__machine){v[1], v[2], v[3], v[4]};
         cache_put(&cs->machine);
     }
     return MPI_SUCCESS;
 }
 
-void convoy__machine_from_keys(convoy__cstate *cs, const double v[4])
+void convoy__machine_from_keys(convoy__cstate *cs, const double v[CONVOY_MACHINE_KEYS])
 {
     convoy__machine_builtin(&cs->machine);
     cs->machine_how = "built-in";
     if (v[0] == 1) {
-        cs->machine = (convoy__machine){v[1], v[2], v[3]};
+        cs->machine = (convoy__machine){v[1], v[2], v[3], v[4]};
         cs->machine_how = "measured earlier";
     }
 }
 
-void convoy__machine_to_keys(double v[4])
+int convoy__machine_to_keys(double v[CONVOY_MACHINE_KEYS])
 {
     convoy__machine m;
-    v[0] = v[1] = v[2] = v[3] = 0;
-    if (convoy__machine_cached(&m)) v[0] = 1, v[1] = m.alpha, v[2] = m.beta, v[3] = m.gamma;
+    for (int i = 0; i < CONVOY_MACHINE_KEYS; i++)
+        v[i] = 0;
+    if (!convoy__machine_cached(&m)) return 0;
+    v[0] = 1, v[1] = m.alpha, v[2] = m.beta, v[3] = m.gamma, v[4] = m.overhead;
+    return 1;
 }
 
 void convoy__machine_of_call(const convoy__config *c, const convoy__cstate *cs, convoy__machine *m)

@@ -214,7 +214,10 @@ static int step(convoy_request r, int *done)
         if (!r->cs->ready) return 0;
         if ((rc = r->plan(r))) goto out;
         if (!r->entry) {
-            rc = MPI_ERR_INTERN; /* every collective has an algorithm that always applies */
+            /* The model chose the MPI library's (the same choice on every rank). */
+            r->native = 1;
+            rc = r->native_start(r);
+            if (!rc) rc = PMPI_Test(&r->native_req, done, MPI_STATUS_IGNORE);
             goto out;
         }
         if ((rc = start_schedule(r))) goto out;

@@ -30,9 +30,10 @@ typedef struct convoy__dtype {
 /* Linear cost model: a message of n bytes costs alpha + beta * n; a local reduction of n
  * bytes costs gamma * n. */
 typedef struct convoy__machine {
-    double alpha; /* seconds per message */
-    double beta;  /* seconds per byte */
-    double gamma; /* seconds per byte reduced */
+    double alpha;    /* seconds per message */
+    double beta;     /* seconds per byte */
+    double gamma;    /* seconds per byte reduced */
+    double overhead; /* seconds of Convoy's own work per call, beyond the MPI library's */
 } convoy__machine;
 
 /* An algorithm parameter, named like its environment override. */
