@@ -199,6 +199,13 @@ void dropin_stats_report(void)
     if (f != stderr) fclose(f);
 }
 
+/* A program running the drop-in gets the MPI library's collective as a candidate in every
+ * choice (CONVOY_NATIVE_CANDIDATE=0 turns it off). */
+__attribute__((constructor)) static void dropin_loaded(void)
+{
+    convoy__native_candidate_default = 1;
+}
+
 int MPI_Finalize(void)
 {
     dropin_stats_report();
