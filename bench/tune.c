@@ -13,8 +13,10 @@
  *    neighbouring counts with the same winner merge into one rule,
  *    and rule boundaries lie at the geometric mean of the neighbouring sizes.
  * 3. The rules, for this communicator's node count and processes per node, go to the file.
- * 4. A second pass with CONVOY_TUNING_FILE set calls each collective at every swept count
- *    and checks that Convoy now chooses the tuned algorithm (exit status 1 if not).
+ * 4. A second pass calls each collective at every swept count, first without the file (the
+ *    model's choice, native a candidate as under the drop-in), then with CONVOY_TUNING_FILE
+ *    set: prints what tuning changed and checks that Convoy now chooses the tuned algorithm
+ *    (exit status 1 if not).
  *
  * Progress on stderr (rank 0). --budget caps the whole sweep (split over the collectives).
  */
@@ -323,18 +325,27 @@ int main(int argc, char **argv)
             snprintf(var + n, sizeof var - (size_t)n, "_ALGO");
             unsetenv(var);
         }
+        /* The drop-in's choices without the file (the model, native a candidate), then
+         * with it: what tuning changed, and whether the file reproduces the sweep. */
+        setenv("CONVOY_NATIVE_CANDIDATE", "1", 1);
+        static char model[NT][MAXC][48];
+        for (int i = 0; i < NT; i++)
+            for (int k = 0; use[i] && k < npts[i]; k++)
+                snprintf(model[i][k], sizeof model[i][k], "%s",
+                         chosen(&tcolls[i], pts[i][k].count));
         setenv("CONVOY_TUNING_FILE", out, 1);
-        int bad = 0, total = 0;
+        int bad = 0, total = 0, changed = 0;
         for (int i = 0; i < NT; i++)
             for (int k = 0; use[i] && k < npts[i]; k++) {
                 const char *got = chosen(&tcolls[i], pts[i][k].count);
                 total++;
-                if (strcmp(got, pts[i][k].winner) != 0) {
-                    bad++;
-                    say("  with the file: %s count %lld chose %s, tuned %s\n", tcolls[i].bench,
-                        pts[i][k].count, got, pts[i][k].winner);
-                }
+                changed += strcmp(model[i][k], pts[i][k].winner) != 0;
+                if (strcmp(got, pts[i][k].winner) != 0) bad++;
+                say("  %-22s count %-9lld model %-14s tuned %-14s with the file %s%s\n",
+                    tcolls[i].bench, pts[i][k].count, model[i][k], pts[i][k].winner, got,
+                    strcmp(got, pts[i][k].winner) != 0 ? "  MISMATCH" : "");
             }
+        say("tuning changed %d of %d choices of the model\n", changed, total);
         say("with CONVOY_TUNING_FILE=%s: %d of %d tuned choices reproduced\n", out, total - bad,
             total);
         if (bad) status = 1;

@@ -428,8 +428,8 @@ int convoy__tuning_parse(const char *text, size_t len, convoy__tuning *t, char *
             rc = bad(&ck, x, "%s: expected an array of rules", k);
             break;
         }
-        convoy__tuning_rule *rules =
-            realloc(t->rules, (size_t)(t->n + x->n + 1) * sizeof *t->rules);
+        if (x->n == 0) continue;
+        convoy__tuning_rule *rules = realloc(t->rules, (size_t)(t->n + x->n) * sizeof *t->rules);
         if (!rules) {
             rc = bad(&ck, x, "out of memory");
             break;

@@ -67,7 +67,9 @@ static void valid(void)
 
     /* Partial: an empty file object and empty rule lists are valid and match nothing. */
     CHECK(parse("{}", &t, err) == 0 && t.n == 0, "{}: %s", err);
+    convoy__tuning_free(&t);
     CHECK(parse(" {\"allgatherv\": []} \n", &t, err) == 0 && t.n == 0, "empty list: %s", err);
+    convoy__tuning_free(&t);
     CHECK(parse("{\"allgatherv\": [{\"bytes\": 4, \"algorithm\": \"ring\"}]}", &t, err) == 0 &&
               strcmp(choice(&t, CONVOY_COLL_ALLGATHERV, 1, 1, 1), "ring") == 0 &&
               strcmp(choice(&t, CONVOY_COLL_ALLGATHERV, 2, 1, 1), "model") == 0,
