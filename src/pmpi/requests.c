@@ -321,8 +321,71 @@ int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *statu
 }
 
 int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
-                 MPI_Status statuses[])
-{
+                 MPI_Status statuses[]){
     WAIT_BY_TESTING(PMPI_Waitsome(incount, requests, outcount, indices, statuses),
-                    PMPI_Testsome(incount, requests, outcount, indices, statuses), *outcount != 0)
+                    PMPI_Testsome(incount, requests, outcount, indices, statuses), *outcount != 0)}
+
+/* --- blocking point-to-point calls ----------------------------------------------------- */
+
+/* While Convoy has operations pending, a blocking send, receive or probe runs as its
+ * nonblocking form plus a wait that drives them: the peer may need this process's part of
+ * a pending Convoy collective before it reaches the matching call (MPI promises progress).
+ * With nothing pending they are the MPI library's calls. */
+#define P2P_BLOCKING(Name, IName, params, args)                                                    \
+    int MPI_##Name params                                                                          \
+    {                                                                                              \
+        if (!dropin_pending()) return PMPI_##Name args;                                            \
+        MPI_Request r;                                                                             \
+        int rc = PMPI_##IName(args_##IName);                                                       \
+        return rc ? rc : dropin_wait_native(&r, STATUS_##IName);                                   \
+    }
+
+#define SEND_PARAMS                                                                                \
+    (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+#define SEND_ARGS (buf, count, datatype, dest, tag, comm)
+#define args_Isend buf, count, datatype, dest, tag, comm, &r
+#define args_Issend args_Isend
+#define STATUS_Isend MPI_STATUS_IGNORE
+#define STATUS_Issend MPI_STATUS_IGNORE
+#define args_Irecv buf, count, datatype, source, tag, comm, &r
+#define STATUS_Irecv status
+
+P2P_BLOCKING(Send, Isend, SEND_PARAMS, SEND_ARGS)
+    P2P_BLOCKING(Ssend, Issend, SEND_PARAMS, SEND_ARGS)
+        P2P_BLOCKING(Recv, Irecv,
+                     (void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                      MPI_Comm comm, MPI_Status *status),
+                     (buf, count, datatype, source, tag, comm, status))
+
+            int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    unsigned iter = 0;
+    for (;;) {
+        int flag, rc;
+        if (!dropin_pending()) return PMPI_Probe(source, tag, comm, status);
+        drive();
+        if ((rc = PMPI_Iprobe(source, tag, comm, &flag, status)) || flag) return rc;
+        convoy__backoff(&iter);
+    }
+}
+
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                 MPI_Comm comm, MPI_Status *status)
+{
+    if (!dropin_pending())
+        return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                             recvtype, source, recvtag, comm, status);
+    MPI_Request r[2];
+    MPI_Status st[2];
+    int rc = PMPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &r[0]);
+    if (rc) return rc;
+    if ((rc = PMPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &r[1]))) {
+        PMPI_Cancel(&r[0]);
+        PMPI_Request_free(&r[0]);
+        return rc;
+    }
+    rc = MPI_Waitall(2, r, st);
+    if (status != MPI_STATUS_IGNORE) *status = st[0];
+    return rc == MPI_ERR_IN_STATUS ? st[0].MPI_ERROR ? st[0].MPI_ERROR : st[1].MPI_ERROR : rc;
 }

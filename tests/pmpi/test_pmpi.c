@@ -329,6 +329,47 @@ static void nbx(void)
     MPI_Comm_free(&c);
 }
 
+/* A pending Convoy collective progresses while the program blocks in point-to-point calls:
+ * rank 1 finishes its Iallreduce before it sends to rank 0, which sits in MPI_Recv (then
+ * MPI_Probe and MPI_Sendrecv) with its own part of the Iallreduce still to do. */
+static void p2p_progress(void)
+{
+    if (P < 2) return;
+    enum { N = 20000 };
+    int *x = malloc(N * sizeof *x), *y = calloc(N, sizeof *y), *ref = calloc(N, sizeof *ref);
+    for (int i = 0; i < N; i++)
+        x[i] = me + i;
+    for (int round = 0; round < 3; round++) {
+        MPI_Request r;
+        int v = me, got = -1;
+        MPI_Iallreduce(x, y, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r);
+        if (me == 0) {
+            MPI_Status st;
+            if (round == 0) MPI_Recv(&got, 1, MPI_INT, 1, 31, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (round == 1) {
+                MPI_Probe(1, 31, MPI_COMM_WORLD, &st);
+                MPI_Recv(&got, 1, MPI_INT, 1, 31, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            }
+            if (round == 2)
+                MPI_Sendrecv(&v, 1, MPI_INT, 1, 32, &got, 1, MPI_INT, 1, 31, MPI_COMM_WORLD, &st);
+        } else if (me == 1) {
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+            if (round == 2)
+                MPI_Sendrecv(&v, 1, MPI_INT, 0, 31, &got, 1, MPI_INT, 0, 32, MPI_COMM_WORLD,
+                             MPI_STATUS_IGNORE);
+            else
+                MPI_Send(&v, 1, MPI_INT, 0, 31, MPI_COMM_WORLD);
+        }
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        PMPI_Allreduce(x, ref, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        CHECK(memcmp(y, ref, N * sizeof *y) == 0 && (me == 0                 ? got == 1
+                                                     : me == 1 && round == 2 ? got == 0
+                                                                             : 1),
+              "Iallreduce progresses in blocking point-to-point (round %d)", round);
+    }
+    free(x), free(y), free(ref);
+}
+
 static void intercomm(void)
 {
     if (P < 2) return;
@@ -384,6 +425,7 @@ int main(int argc, char **argv)
         for (size_t j = 0; j < sizeof ns / sizeof ns[0]; j++)
             run_coll(&colls[i], ns[j]);
     nbx();
+    p2p_progress();
     intercomm();
 #if MPI_VERSION >= 4
     large_count();
