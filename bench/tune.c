@@ -46,7 +46,7 @@ typedef struct tcoll {
 static const tcoll tcolls[] = {
     {"allreduce", CONVOY_COLL_ALLREDUCE, 0},
     {"allgatherv", CONVOY_COLL_ALLGATHERV, 1},
-    {"reduce_scatter_block", CONVOY_COLL_REDUCE_SCATTER, 1},
+    {"reduce_scatter_block", CONVOY_COLL_REDUCE_SCATTER_BLOCK, 1},
     {"barrier", CONVOY_COLL_BARRIER, 0},
 };
 enum { NT = sizeof tcolls / sizeof tcolls[0], MAXC = 64, MAXV = 32 };
@@ -170,7 +170,7 @@ static const char *chosen(const tcoll *t, long long count)
     case CONVOY_COLL_ALLGATHERV:
         convoy_Allgatherv(a, (int)count, MPI_INT, b, rc, dp, MPI_INT, MPI_COMM_WORLD);
         break;
-    case CONVOY_COLL_REDUCE_SCATTER:
+    case CONVOY_COLL_REDUCE_SCATTER_BLOCK:
         convoy_Reduce_scatter_block(a, b, (int)count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         break;
     default: convoy_Barrier(MPI_COMM_WORLD);

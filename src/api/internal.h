@@ -157,8 +157,9 @@ struct convoy_request_s {
     const void *sendbuf;
     void *recvbuf;
     int count;
+    int root; /* rooted collectives */
     int inplace;
-    int *rcounts, *displs;     /* Allgatherv: copies */
+    int *rcounts, *displs;     /* Allgatherv: copies; Gather(v), Scatter(v): the root's */
     int regular;               /* Allgather: equal counts, displs NULL (rank * count) */
     MPI_Datatype stype, rtype; /* duplicates owned by persistent requests */
     int owns_types;
@@ -227,5 +228,11 @@ long convoy__builds_inc(void);
  * completed (libconvoy_pmpi counts them for CONVOY_STATS). */
 void convoy__req_outcome(convoy_request r, const convoy__algo **algo, const char **why);
 void convoy__last_outcome(const convoy__algo **algo, const char **why);
+
+/* Rooted collectives (rooted.c): the root argument's check (MPI_ERR_ROOT), and under
+ * CONVOY_CHECK_ARGS in a blocking call, whether all ranks passed the same root (else a
+ * root-to-all exchange would hang): MPI_ERR_ROOT on every rank when not. */
+int convoy__check_root(MPI_Comm comm, int root);
+int convoy__agree_root(convoy_request r);
 
 #endif

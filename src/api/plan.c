@@ -133,7 +133,7 @@ int convoy__plan(convoy_request r, convoy__args *a)
         if (ruled) fprintf(stderr, " (CONVOY_TUNING_FILE rule)");
         for (int i = 0; i < convoy__nalgos; i++) {
             const convoy__algo *c = &convoy__algos[i];
-            if (c->coll == a->coll && c->cost && (!c->applicable || c->applicable(a)))
+            if (convoy__algo_serves(c, a->coll) && c->cost && (!c->applicable || c->applicable(a)))
                 fprintf(stderr, " [%s %.1f us]", c->name, 1e6 * convoy__algo_time(c, a, &m));
         }
         if (tn >= 0) fprintf(stderr, " [native %.1f us]", 1e6 * tn);

@@ -50,6 +50,27 @@
         MPI_Comm comm
 #define A_Reduce_scatter_block sendbuf, recvbuf, recvcount, datatype, op, comm
 
+#define P_Bcast void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm
+#define A_Bcast buffer, count, datatype, root, comm
+
+#define P_Gather                                                                                   \
+    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,       \
+        MPI_Datatype recvtype, int root, MPI_Comm comm
+#define A_Gather sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm
+
+#define P_Gatherv                                                                                  \
+    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,                      \
+        const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm
+#define A_Gatherv sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm
+
+#define P_Scatter P_Gather
+#define A_Scatter A_Gather
+
+#define P_Scatterv                                                                                 \
+    const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,        \
+        void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm
+#define A_Scatterv sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm
+
 /* --- the three forms ------------------------------------------------------------------- */
 
 /* Persistent collectives: MPI-4 names (MPICH 4), Open MPI 4.1's MPIX_ extension. */
@@ -108,6 +129,11 @@ DROPIN_WRAP(Allreduce, Iallreduce, ALLREDUCE)
 DROPIN_WRAP(Barrier, Ibarrier, BARRIER)
 DROPIN_WRAP(Reduce_scatter, Ireduce_scatter, REDUCE_SCATTER)
 DROPIN_WRAP(Reduce_scatter_block, Ireduce_scatter_block, REDUCE_SCATTER_BLOCK)
+DROPIN_WRAP(Bcast, Ibcast, BCAST)
+DROPIN_WRAP(Gather, Igather, GATHER)
+DROPIN_WRAP(Gatherv, Igatherv, GATHERV)
+DROPIN_WRAP(Scatter, Iscatter, SCATTER)
+DROPIN_WRAP(Scatterv, Iscatterv, SCATTERV)
 
 /* --- MPI-4 large-count names ----------------------------------------------------------- */
 #if MPI_VERSION >= 4
@@ -160,6 +186,33 @@ static int fits(MPI_Count c)
 #define FIT_Reduce_scatter_block fits(recvcount)
 #define AI_Reduce_scatter_block sendbuf, recvbuf, (int)recvcount, datatype, op, comm
 
+#define PC_Bcast void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm
+#define FIT_Bcast fits(count)
+#define AI_Bcast buffer, (int)count, datatype, root, comm
+
+/* Gather(v) and Scatter(v): counts significant at the root only cannot decide alike on
+ * every rank without communication, so their _c forms are always the MPI library's. */
+#define PC_Gather                                                                                  \
+    const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,                \
+        MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm
+#define FIT_Gather 0
+#define AI_Gather sendbuf, 0, sendtype, recvbuf, 0, recvtype, root, comm
+#define PC_Scatter PC_Gather
+#define FIT_Scatter 0
+#define AI_Scatter AI_Gather
+#define PC_Gatherv                                                                                 \
+    const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,                \
+        const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,    \
+        MPI_Comm comm
+#define FIT_Gatherv 0
+#define AI_Gatherv sendbuf, 0, sendtype, recvbuf, NULL, NULL, recvtype, root, comm
+#define PC_Scatterv                                                                                \
+    const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],                    \
+        MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,          \
+        int root, MPI_Comm comm
+#define FIT_Scatterv 0
+#define AI_Scatterv sendbuf, NULL, NULL, sendtype, recvbuf, 0, recvtype, root, comm
+
 /* Vector collectives: the counts (and displacements) of every rank, as ints. */
 #define PC_Allgatherv                                                                              \
     const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,                \
@@ -201,5 +254,10 @@ DROPIN_WRAP_C(Allgatherv, Iallgatherv, ALLGATHERV)
 DROPIN_WRAP_C(Allreduce, Iallreduce, ALLREDUCE)
 DROPIN_WRAP_C(Reduce_scatter, Ireduce_scatter, REDUCE_SCATTER)
 DROPIN_WRAP_C(Reduce_scatter_block, Ireduce_scatter_block, REDUCE_SCATTER_BLOCK)
+DROPIN_WRAP_C(Bcast, Ibcast, BCAST)
+DROPIN_WRAP_C(Gather, Igather, GATHER)
+DROPIN_WRAP_C(Gatherv, Igatherv, GATHERV)
+DROPIN_WRAP_C(Scatter, Iscatter, SCATTER)
+DROPIN_WRAP_C(Scatterv, Iscatterv, SCATTERV)
 
 #endif

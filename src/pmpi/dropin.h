@@ -22,7 +22,12 @@
     X(ALLREDUCE, "allreduce")                                                                      \
     X(BARRIER, "barrier")                                                                          \
     X(REDUCE_SCATTER, "reduce_scatter")                                                            \
-    X(REDUCE_SCATTER_BLOCK, "reduce_scatter_block")
+    X(REDUCE_SCATTER_BLOCK, "reduce_scatter_block")                                                \
+    X(BCAST, "bcast")                                                                              \
+    X(GATHER, "gather")                                                                            \
+    X(GATHERV, "gatherv")                                                                          \
+    X(SCATTER, "scatter")                                                                          \
+    X(SCATTERV, "scatterv")
 
 #define DROPIN_ID(id, name) DROPIN_##id,
 enum { DROPIN_COLLS(DROPIN_ID) DROPIN_NCOLL };

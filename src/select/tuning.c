@@ -482,7 +482,7 @@ void convoy__tuning_free(convoy__tuning *t)
 int64_t convoy__args_bytes(const convoy__args *a)
 {
     int64_t size = a->rtype.size ? a->rtype.size : a->stype.size, n = a->count;
-    if (a->rcounts && a->coll != CONVOY_COLL_REDUCE_SCATTER) {
+    if (a->rcounts && convoy__coll_base(a->coll) != CONVOY_COLL_REDUCE_SCATTER) {
         n = 0;
         for (int i = 0; i < a->topo->size; i++)
             n += a->rcounts[i];

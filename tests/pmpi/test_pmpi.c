@@ -157,6 +157,46 @@ static int run_reduce_scatter_block(int mode, int n, const int *in, int *out, MP
 #undef A
 }
 
+/* Rooted collectives: the last rank is the root (Bcast sends from `in`, receives in `out`). */
+static int run_bcast(int mode, int n, const int *in, int *out, MPI_Comm c, MPI_Request *r)
+{
+    const int root = P - 1;
+    void *b = me == root ? (void *)in : out;
+#define A b, n, MPI_INT, root, c
+    FORMS(PMPI_Bcast(A), MPI_Bcast(A), MPI_Ibcast(A, r), INIT_CALL(Bcast, A))
+#undef A
+}
+
+static int run_gather(int mode, int n, const int *in, int *out, MPI_Comm c, MPI_Request *r)
+{
+#define A in, n, MPI_INT, out, n, MPI_INT, P - 1, c
+    FORMS(PMPI_Gather(A), MPI_Gather(A), MPI_Igather(A, r), INIT_CALL(Gather, A))
+#undef A
+}
+
+static int run_gatherv(int mode, int n, const int *in, int *out, MPI_Comm c, MPI_Request *r)
+{
+    vec(n);
+#define A in, counts[me], MPI_INT, out, counts, displs, MPI_INT, P - 1, c
+    FORMS(PMPI_Gatherv(A), MPI_Gatherv(A), MPI_Igatherv(A, r), INIT_CALL(Gatherv, A))
+#undef A
+}
+
+static int run_scatter(int mode, int n, const int *in, int *out, MPI_Comm c, MPI_Request *r)
+{
+#define A in, n, MPI_INT, out, n, MPI_INT, P - 1, c
+    FORMS(PMPI_Scatter(A), MPI_Scatter(A), MPI_Iscatter(A, r), INIT_CALL(Scatter, A))
+#undef A
+}
+
+static int run_scatterv(int mode, int n, const int *in, int *out, MPI_Comm c, MPI_Request *r)
+{
+    vec(n);
+#define A in, counts, displs, MPI_INT, out, counts[me], MPI_INT, P - 1, c
+    FORMS(PMPI_Scatterv(A), MPI_Scatterv(A), MPI_Iscatterv(A, r), INIT_CALL(Scatterv, A))
+#undef A
+}
+
 static const coll colls[] = {
     {"allgather", DROPIN_ALLGATHER, run_allgather},
     {"allgatherv", DROPIN_ALLGATHERV, run_allgatherv},
@@ -164,6 +204,11 @@ static const coll colls[] = {
     {"barrier", DROPIN_BARRIER, run_barrier},
     {"reduce_scatter", DROPIN_REDUCE_SCATTER, run_reduce_scatter},
     {"reduce_scatter_block", DROPIN_REDUCE_SCATTER_BLOCK, run_reduce_scatter_block},
+    {"bcast", DROPIN_BCAST, run_bcast},
+    {"gather", DROPIN_GATHER, run_gather},
+    {"gatherv", DROPIN_GATHERV, run_gatherv},
+    {"scatter", DROPIN_SCATTER, run_scatter},
+    {"scatterv", DROPIN_SCATTERV, run_scatterv},
 };
 enum { NCOLLS = sizeof colls / sizeof colls[0] };
 
@@ -431,6 +476,7 @@ int main(int argc, char **argv)
     large_count();
 #endif
     /* Each collective's calls were counted once each; disabled or device ones all as such. */
+    const char *nc = getenv("CONVOY_NATIVE_CANDIDATE");
     for (int i = 0; i < NCOLLS; i++) {
         const coll *k = &colls[i];
         long served = dropin_stats_get(k->id, "served");
@@ -438,10 +484,12 @@ int main(int argc, char **argv)
         if (off(k->name))
             CHECK(served == 0 && dropin_stats_get(k->id, off(k->name)) > 0,
                   "%s handed back whole (%s): served %ld", k->name, off(k->name), served);
+        else if (nc && !strcmp(nc, "0"))
+            CHECK(served > 0, "%s served by Convoy (native no candidate)", k->name);
         else
             CHECK(served + back > 0, "%s counted", k->name);
         /* Reduce_scatter has baselines only: the MPI library's own is predicted faster. */
-        if (!off(k->name) && k->id == DROPIN_REDUCE_SCATTER && P > 1)
+        if (!off(k->name) && k->id == DROPIN_REDUCE_SCATTER && P > 1 && !(nc && !strcmp(nc, "0")))
             CHECK(dropin_stats_get(k->id, "model") > 0,
                   "reduce_scatter: native chosen by the model");
         /* tuning.json serves every planned Allgatherv with ring. */
