@@ -16,7 +16,13 @@
  * CONVOY_SEGMENT_BYTES sizes the node segment, CONVOY_CHECK_ARGS=1 checks that all ranks
  * passed consistent arguments, CONVOY_WATCHDOG=seconds reports a stuck operation,
  * CONVOY_VERBOSE=1 prints the choices made, CONVOY_DISSEM_N=k|auto sets the fan-out of the
- * n-way dissemination Barrier (auto: timed on the communicator's first blocking Barrier).
+ * n-way dissemination Barrier (auto: timed on the communicator's first blocking Barrier),
+ * CONVOY_TUNING_FILE=file.json overrides the cost model with rules (convoy-tune writes
+ * them), CONVOY_NATIVE_CANDIDATE=0|1 makes the MPI library's own collective a candidate in
+ * every choice (default: 1 under libconvoy_pmpi, else 0).
+ * libconvoy_pmpi (the MPI_* names, for unmodified programs) also reads CONVOY_STATS=1|path
+ * (calls served and handed back, at MPI_Finalize), CONVOY_DISABLE=coll,coll|all (hand
+ * collectives back whole), CONVOY_DEVICE=auto|host|device (whether buffers may be GPU memory).
  * Allgather and Reduce_scatter_block have tables of their own (CONVOY_ALLGATHER_ALGO,
  * CONVOY_REDUCE_SCATTER_BLOCK_ALGO; their v-forms' algorithms are in them too), with the
  * full-lane `lane` and hierarchical `hier` decompositions of papers/004 (also for

@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include "coll/coll.h"
 #include "sched/sched.h"
 
 /* How many schedules the builders have made in this process (persistent requests build
@@ -32,5 +33,9 @@ int convoy__comm_topo(MPI_Comm comm, const convoy__topo **topo);
 /* The data bytes of comm's node segment, 0 without one (what builders get as
  * args.shm_bytes; blocking, collective on first use). */
 int convoy__comm_shm_bytes(MPI_Comm comm, int64_t *bytes);
+
+/* The machine parameters Convoy plans comm's calls with, and where they came from
+ * ("measured", "measured earlier", "built-in"). Blocking, collective on first use. */
+int convoy__comm_machine(MPI_Comm comm, convoy__machine *m, const char **how);
 
 #endif

@@ -184,27 +184,29 @@ int convoy__cstate_progress(convoy__cstate *cs)
             if ((rc = set_tag_ub(cs)) || (rc = convoy__topo_key(convoy__host_key(), key))) break;
             int size;
             PMPI_Comm_size(cs->priv, &size);
-            cs->setup_keys = malloc((size_t)size * 6 * sizeof *cs->setup_keys);
+            enum { NK = 2 + CONVOY_MACHINE_KEYS };
+            cs->setup_keys = malloc((size_t)size * NK * sizeof *cs->setup_keys);
             if (!cs->setup_keys) {
                 rc = MPI_ERR_NO_MEM;
                 break;
             }
             cs->setup_key[0] = key[0];
             cs->setup_key[1] = key[1];
-            double mach[4];
+            double mach[CONVOY_MACHINE_KEYS];
             convoy__machine_to_keys(mach);
             memcpy(cs->setup_key + 2, mach, sizeof mach);
-            rc = PMPI_Iallgather(cs->setup_key, 6, MPI_INT64_T, cs->setup_keys, 6, MPI_INT64_T,
+            rc = PMPI_Iallgather(cs->setup_key, NK, MPI_INT64_T, cs->setup_keys, NK, MPI_INT64_T,
                                  cs->priv, &cs->setup_req);
         } else {
             int size, rank;
             PMPI_Comm_size(cs->priv, &size);
             PMPI_Comm_rank(cs->priv, &rank);
-            double mach[4];
+            double mach[CONVOY_MACHINE_KEYS];
             memcpy(mach, cs->setup_keys + 2, sizeof mach); /* rank 0's */
             convoy__machine_from_keys(cs, mach);
             for (int i = 1; i < size; i++) /* node keys, packed */
-                memmove(cs->setup_keys + 2 * i, cs->setup_keys + 6 * i, 2 * sizeof *cs->setup_keys);
+                memmove(cs->setup_keys + 2 * i, cs->setup_keys + (2 + CONVOY_MACHINE_KEYS) * i,
+                        2 * sizeof *cs->setup_keys);
             rc = convoy__topo_from_keys(&cs->topo, size, rank, cs->setup_keys);
             free(cs->setup_keys);
             cs->setup_keys = NULL;
@@ -460,4 +462,15 @@ const char *convoy__comm_last_algo(MPI_Comm comm)
     const char *name = cs->last_algo;
     pthread_mutex_unlock(&cs->lock);
     return name;
+}
+
+int convoy__comm_machine(MPI_Comm comm, convoy__machine *m, const char **how)
+{
+    convoy__cstate *cs;
+    int rc = convoy__cstate_get(comm, 1, &cs, NULL);
+    if (!rc && !cs) rc = MPI_ERR_COMM;
+    if (rc) return rc;
+    *m = cs->machine;
+    *how = cs->machine_how ? cs->machine_how : "built-in";
+    return MPI_SUCCESS;
 }

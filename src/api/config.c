@@ -10,6 +10,8 @@
 
 extern char **environ;
 
+int convoy__native_candidate_default;
+
 static double number(const char *v, double def)
 {
     char *end;
@@ -21,6 +23,7 @@ void convoy__config_read(convoy__config *c)
 {
     memset(c, 0, sizeof *c);
     c->alpha = c->beta = c->gamma = -1;
+    c->native_candidate = convoy__native_candidate_default;
     for (char **e = environ; e && *e; e++) {
         const char *s = *e;
         if (strncmp(s, "CONVOY_", 7) != 0) continue;
@@ -45,6 +48,10 @@ void convoy__config_read(convoy__config *c)
             c->beta = number(v, -1);
         else if (IS("GAMMA"))
             c->gamma = number(v, -1);
+        else if (IS("NATIVE_CANDIDATE"))
+            c->native_candidate = *v && strcmp(v, "0") != 0;
+        else if (IS("TUNING_FILE"))
+            c->tuning_file = *v ? v : NULL;
         else if (n > 5 && memcmp(name + n - 5, "_ALGO", 5) == 0) {
             for (int k = 0; k < CONVOY_NCOLL; k++) {
                 const char *coll = convoy__coll_name(k);
@@ -60,6 +67,7 @@ void convoy__config_read(convoy__config *c)
 #undef IS
         if (c->nvars < CONVOY_CONFIG_VARS) c->vars[c->nvars++] = s;
     }
+    if (c->verbose && convoy__machine_measuring()) c->verbose = 0;
 }
 
 const char *convoy__config_get(const convoy__config *c, const char *name)

@@ -26,11 +26,20 @@ typedef struct convoy__config {
     int reproducible; /* CONVOY_REPRODUCIBLE: only algorithms giving every rank the same bits,
                          and no timing-based choice (measured machine, CONVOY_DISSEM_N=auto) */
     double alpha, beta, gamma; /* CONVOY_ALPHA/_BETA/_GAMMA, or -1 */
+    int native_candidate;      /* CONVOY_NATIVE_CANDIDATE: the MPI library's collective competes
+                                  in the choice (default: on in a process running
+                                  libconvoy_pmpi, off for programs calling convoy_*) */
+    const char *tuning_file;   /* CONVOY_TUNING_FILE, or NULL */
     int nvars;
     const char *vars[CONVOY_CONFIG_VARS]; /* every CONVOY_ entry, "NAME=value" */
 } convoy__config;
 void convoy__config_read(convoy__config *c);
+/* The default of CONVOY_NATIVE_CANDIDATE (libconvoy_pmpi sets it when loaded). */
+extern int convoy__native_candidate_default;
 const char *convoy__config_get(const convoy__config *c, const char *name);
+
+/* The machine parameters as the nonblocking setup carries them (machine.c). */
+enum { CONVOY_MACHINE_KEYS = 8 };
 
 /* One cached schedule, keyed by everything a builder reads (values, never handles, so a
  * freed and reused datatype or op handle cannot hit a stale entry). */
@@ -62,9 +71,9 @@ typedef struct convoy__cstate {
     int segment_tried; /* node communicator and segment made (blocking calls only) */
     int setup_phase, setup_err;
     MPI_Request setup_req;
-    int64_t setup_key[6], *setup_keys; /* node key (2), rank 0's machine (4 doubles) */
-    uint64_t epoch;                    /* operations started on this communicator */
-    uint64_t shm_seq;                  /* segment-using operations started */
+    int64_t setup_key[2 + CONVOY_MACHINE_KEYS], *setup_keys; /* node key, machine doubles */
+    uint64_t epoch;   /* operations started on this communicator */
+    uint64_t shm_seq; /* segment-using operations started */
     pthread_mutex_t lock;
     convoy__centry *cache[CONVOY_CACHE_SIZE];
     uint64_t tick;
@@ -85,11 +94,15 @@ int convoy__cstate_progress(convoy__cstate *cs);
 /* Machine parameters (machine.c). Blocking, collective: measures them once per process, or
  * takes rank 0's earlier measurement, and sets cs->machine on every rank alike. */
 int convoy__machine_agree(convoy__cstate *cs);
-/* For the nonblocking setup: this process's values as 4 doubles, and cs's from rank 0's. */
-void convoy__machine_to_keys(double v[4]);
-void convoy__machine_from_keys(convoy__cstate *cs, const double v[4]);
+/* For the nonblocking setup: this process's values as CONVOY_MACHINE_KEYS doubles (a flag,
+ * then alpha, beta, gamma, overhead; returns the flag: 1 if it has values), and cs's from
+ * rank 0's. */
+int convoy__machine_to_keys(double v[CONVOY_MACHINE_KEYS]);
+void convoy__machine_from_keys(convoy__cstate *cs, const double v[CONVOY_MACHINE_KEYS]);
 /* The machine one call plans with: the communicator's (the built-in one when
  * reproducible), with the call's CONVOY_ALPHA/_BETA/_GAMMA over it. */
+/* Nonzero while this thread measures Convoy's per-call overhead (no verbose output). */
+int convoy__machine_measuring(void);
 void convoy__machine_of_call(const convoy__config *c, const convoy__cstate *cs, convoy__machine *m);
 
 /* A cached or fresh schedule for these arguments; release it with convoy__sched_release. */
@@ -126,6 +139,8 @@ struct convoy_request_s {
     /* The native path: the collective's starter, and whether this request uses it. */
     convoy__native_fn native_start;
     int native;
+    const char *native_why; /* why the MPI library serves it (CONVOY_STATS): "setup",
+                               "no_state", "forced", "model", "tuning", "no_algorithm" */
     MPI_Request native_req;
     /* The Convoy path. */
     const convoy__algo *algo;
@@ -207,6 +222,12 @@ int convoy__req_reduction_route(convoy_request r, MPI_Op op, MPI_Datatype dt, in
 int convoy__req_launch(convoy_request r, int mode, convoy_request *out);
 
 long convoy__builds_inc(void);
+
+/* What served a request: its algorithm, or NULL and why the MPI library did (native_why).
+ * For blocking calls, whose request is gone when they return: the last one this thread
+ * completed (libconvoy_pmpi counts them for CONVOY_STATS). */
+void convoy__req_outcome(convoy_request r, const convoy__algo **algo, const char **why);
+void convoy__last_outcome(const convoy__algo **algo, const char **why);
 
 /* Rooted collectives (rooted.c): the root argument's check (MPI_ERR_ROOT), and under
  * CONVOY_CHECK_ARGS in a blocking call, whether all ranks passed the same root (else a

@@ -148,6 +148,32 @@ static int measure_levels(convoy__cstate *cs, int partner, char *buf, convoy__ma
     return rc;
 }
 
+static _Thread_local int measuring;
+
+int convoy__machine_measuring(void)
+{
+    return measuring;
+}
+
+static double measure_overhead(void)
+{
+    MPI_Comm self = convoy__self_comm();
+    int x = 1, y;
+    double tc = 1e30, tn = 1e30;
+    measuring = 1; /* no CONVOY_VERBOSE lines from these calls (they would be timed) */
+    for (int i = 0; i < 2 * PROBE_REPS; i++) {
+        double t0 = PMPI_Wtime();
+        convoy_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, self);
+        double t1 = PMPI_Wtime();
+        PMPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, self);
+        double t2 = PMPI_Wtime();
+        if (i >= 2 && t1 - t0 < tc) tc = t1 - t0; /* the first ones make the state */
+        if (i >= 2 && t2 - t1 < tn) tn = t2 - t1;
+    }
+    measuring = 0;
+    return tc > tn ? tc - tn : 0;
+}
+
 static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
 {
     const int rank = cs->topo.rank;
@@ -171,6 +197,7 @@ static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
         m->alpha = t0 > 0 ? t0 : 1e-7;
         m->beta = t1 > t0 ? (t1 - t0) / PROBE_BYTES : 1e-12;
         m->gamma = g / PROBE_BYTES > 0 ? g / PROBE_BYTES : 1e-12;
+        m->overhead = measure_overhead();
     }
     /* Every rank takes part in the levels (the concurrent lanes need a common start). A
      * failed probe above must not leave the others waiting: agree first. */
@@ -194,64 +221,76 @@ static int partner_of_root(const convoy__topo *t)
     return 1;
 }
 
+/* A machine as the doubles after a flag (v[0]): the broadcasts of machine_agree and the
+ * keys of the nonblocking setup carry all its fields. */
+static void machine_pack(const convoy__machine *m, double *v)
+{
+    v[1] = m->alpha, v[2] = m->beta, v[3] = m->gamma, v[4] = m->overhead;
+    v[5] = m->alpha_node, v[6] = m->beta_node, v[7] = m->beta_nic;
+}
+
+static convoy__machine machine_unpack(const double *v)
+{
+    return (convoy__machine){.alpha = v[1],
+                             .beta = v[2],
+                             .gamma = v[3],
+                             .overhead = v[4],
+                             .alpha_node = v[5],
+                             .beta_node = v[6],
+                             .beta_nic = v[7]};
+}
+
 int convoy__machine_agree(convoy__cstate *cs)
 {
     convoy__machine_builtin(&cs->machine);
     cs->machine_how = "built-in";
     if (cs->topo.size < 2) return MPI_SUCCESS;
-    /* Rank 0's view: its cached values (1), or whether to measure now (2), or neither;
-     * then alpha, beta, gamma, alpha_node, beta_node, beta_nic. */
-    double v[7] = {0, 0, 0, 0, 0, 0, 0};
-    convoy__machine m;
+    /* Rank 0's view: its cached values (1), or whether to measure now (2), or neither. */
+    double v[CONVOY_MACHINE_KEYS] = {0};
     if (cs->topo.rank == 0) {
-        if (convoy__machine_cached(&m))
-            v[0] = 1, v[1] = m.alpha, v[2] = m.beta, v[3] = m.gamma, v[4] = m.alpha_node,
-            v[5] = m.beta_node, v[6] = m.beta_nic;
-        else if (should_measure())
-            v[0] = 2;
+        if (!convoy__machine_to_keys(v) && should_measure()) v[0] = 2;
     }
-    int rc = PMPI_Bcast(v, 7, MPI_DOUBLE, 0, cs->priv);
+    int rc = PMPI_Bcast(v, CONVOY_MACHINE_KEYS, MPI_DOUBLE, 0, cs->priv);
     if (rc) return rc;
     if (v[0] == 2) {
         const int partner = partner_of_root(&cs->topo);
-        m = cs->machine;
+        convoy__machine m = cs->machine;
         int err = measure(cs, partner, &m);
-        v[0] = err ? 0 : 1, v[1] = m.alpha, v[2] = m.beta, v[3] = m.gamma, v[4] = m.alpha_node,
-        v[5] = m.beta_node, v[6] = m.beta_nic;
+        v[0] = err ? 0 : 1;
+        machine_pack(&m, v);
         /* A failed probe (out of memory) leaves the built-in values everywhere; the
          * broadcast keeps everyone in step either way. */
-        if ((rc = PMPI_Bcast(v, 7, MPI_DOUBLE, 0, cs->priv))) return rc;
+        if ((rc = PMPI_Bcast(v, CONVOY_MACHINE_KEYS, MPI_DOUBLE, 0, cs->priv))) return rc;
         if (v[0] == 1) cs->machine_how = "measured";
     } else if (v[0] == 1) {
         cs->machine_how = "measured earlier";
     }
     if (v[0] == 1) {
-        cs->machine = (convoy__machine){.alpha = v[1],
-                                        .beta = v[2],
-                                        .gamma = v[3],
-                                        .alpha_node = v[4],
-                                        .beta_node = v[5],
-                                        .beta_nic = v[6]};
+        cs->machine = machine_unpack(v);
         cache_put(&cs->machine);
     }
     return MPI_SUCCESS;
 }
 
-void convoy__machine_from_keys(convoy__cstate *cs, const double v[4])
+void convoy__machine_from_keys(convoy__cstate *cs, const double v[CONVOY_MACHINE_KEYS])
 {
     convoy__machine_builtin(&cs->machine);
     cs->machine_how = "built-in";
     if (v[0] == 1) {
-        cs->machine = (convoy__machine){.alpha = v[1], .beta = v[2], .gamma = v[3]};
+        cs->machine = machine_unpack(v);
         cs->machine_how = "measured earlier";
     }
 }
 
-void convoy__machine_to_keys(double v[4])
+int convoy__machine_to_keys(double v[CONVOY_MACHINE_KEYS])
 {
     convoy__machine m;
-    v[0] = v[1] = v[2] = v[3] = 0;
-    if (convoy__machine_cached(&m)) v[0] = 1, v[1] = m.alpha, v[2] = m.beta, v[3] = m.gamma;
+    for (int i = 0; i < CONVOY_MACHINE_KEYS; i++)
+        v[i] = 0;
+    if (!convoy__machine_cached(&m)) return 0;
+    v[0] = 1;
+    machine_pack(&m, v);
+    return 1;
 }
 
 void convoy__machine_of_call(const convoy__config *c, const convoy__cstate *cs, convoy__machine *m)

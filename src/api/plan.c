@@ -4,6 +4,7 @@
  * No applicable algorithm means the MPI library's own collective serves the call.
  */
 #include "api/internal.h"
+#include "select/tuning.h"
 
 #include <ctype.h>
 #include <stdatomic.h>
@@ -12,6 +13,51 @@
 #include <string.h>
 
 static atomic_int warned_forced;
+
+/* CONVOY_TUNING_FILE's rules, loaded when the setting first names a file (again when it
+ * names another). An invalid file is reported once, by the first call's rank 0, and
+ * ignored whole: the cost model chooses. */
+static pthread_mutex_t tuning_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *tuning_path;
+static convoy__tuning tuning;
+static int tuning_err_pending;
+static char tuning_err[512];
+
+static int tuning_rule(const convoy__config *c, const convoy__args *a, convoy__tuning_rule *out)
+{
+    if (!c->tuning_file) return 0;
+    pthread_mutex_lock(&tuning_lock);
+    if (!tuning_path || strcmp(tuning_path, c->tuning_file) != 0) {
+        convoy__tuning_free(&tuning);
+        free(tuning_path);
+        size_t n = strlen(c->tuning_file) + 1;
+        if ((tuning_path = malloc(n))) memcpy(tuning_path, c->tuning_file, n);
+        tuning_err_pending =
+            convoy__tuning_load(c->tuning_file, &tuning, tuning_err, sizeof tuning_err) != 0;
+    }
+    if (tuning_err_pending && a->topo->rank == 0) {
+        tuning_err_pending = 0;
+        fprintf(stderr,
+                "convoy: CONVOY_TUNING_FILE=%s: %s; ignoring the file (the cost model "
+                "chooses)\n",
+                c->tuning_file, tuning_err);
+    }
+    const convoy__tuning_rule *r = convoy__tuning_find(&tuning, a);
+    if (r) *out = *r;
+    pthread_mutex_unlock(&tuning_lock);
+    return r != NULL;
+}
+
+/* The rule's parameters, where the environment sets none. */
+static void tuning_params(const convoy__tuning_rule *rule, convoy__args *a)
+{
+    for (int i = 0; i < rule->nparams && a->nparams < CONVOY_MAX_PARAMS; i++) {
+        int set = 0;
+        for (int j = 0; j < a->nparams; j++)
+            set |= strcmp(a->params[j].name, rule->params[i].name) == 0;
+        if (!set) a->params[a->nparams++] = rule->params[i];
+    }
+}
 
 void convoy__algo_var(int coll, char env[64])
 {
@@ -34,7 +80,14 @@ int convoy__plan(convoy_request r, convoy__args *a)
      * segment operations must be numbered in call order. Set before the choice, so that
      * the applicability predicates and cost models of segment algorithms see it. */
     a->shm_bytes = r->cs->shm && !r->deferred ? r->cs->shm->bytes : 0;
-    const convoy__algo *al = convoy__select(a, &m, forced, r->cfg.reproducible);
+    /* A tuning rule (unless forced or reproducible); else the model. A rule's algorithm that
+     * does not apply to this call leaves the choice to the model. */
+    convoy__tuning_rule rule;
+    const int ruled = !forced && !r->cfg.reproducible && tuning_rule(&r->cfg, a, &rule);
+    const convoy__algo *al = NULL;
+    if (ruled && rule.algo) al = convoy__select(a, &m, rule.algo->name, 0);
+    if (ruled && !rule.algo) r->native_why = "tuning";
+    if (!ruled || (rule.algo && !al)) al = convoy__select(a, &m, forced, r->cfg.reproducible);
     if (!al && forced && r->cfg.strict && strcmp(forced, "native") != 0) {
         if (a->topo->rank == 0 && r->cfg.verbose)
             fprintf(stderr, "convoy: %s algorithm %s does not apply to this call\n", coll, forced);
@@ -51,6 +104,18 @@ int convoy__plan(convoy_request r, convoy__args *a)
         al =
             strcmp(forced, "native") == 0 ? NULL : convoy__select(a, &m, NULL, r->cfg.reproducible);
     }
+    /* Native is a candidate (not forced, not reproducible: the MPI library promises no
+     * bitwise agreement): kept where the best baseline, without Convoy's overhead, is
+     * predicted faster than Convoy's choice with it. */
+    double tn = -1;
+    if (al && !ruled && !forced && !r->cfg.reproducible && r->cfg.native_candidate) {
+        tn = convoy__native_cost(a, &m);
+        if (tn >= 0 && tn <= convoy__algo_time(al, a, &m)) {
+            al = NULL;
+            r->native_why = "model";
+        }
+    }
+    if (!al && !r->native_why) r->native_why = forced ? "forced" : "no_algorithm";
     r->algo = al;
     pthread_mutex_lock(&r->cs->lock);
     r->cs->last_algo = al ? al->name : "native";
@@ -60,23 +125,26 @@ int convoy__plan(convoy_request r, convoy__args *a)
         const convoy__machine lv = convoy__machine_levels(&m);
         fprintf(stderr,
                 "convoy: MPI_%s on %d processes, %d nodes (alpha %.2f us, beta %.3f ns/B, "
-                "gamma %.3f ns/B; node alpha %.2f us, beta %.3f ns/B; all lanes %.3f ns/B: "
-                "%s): %s",
+                "gamma %.3f ns/B, overhead %.2f us; node alpha %.2f us, beta %.3f ns/B; all "
+                "lanes %.3f ns/B: %s): %s",
                 r->what, a->topo->size, a->topo->nnodes, 1e6 * m.alpha, 1e9 * m.beta, 1e9 * m.gamma,
-                1e6 * lv.alpha_node, 1e9 * lv.beta_node, 1e9 * lv.beta_nic,
+                1e6 * m.overhead, 1e6 * lv.alpha_node, 1e9 * lv.beta_node, 1e9 * lv.beta_nic,
                 r->cfg.reproducible  ? "built-in, reproducible"
                 : r->cs->machine_how ? r->cs->machine_how
                                      : "built-in",
                 al ? al->name : "native");
+        if (ruled) fprintf(stderr, " (CONVOY_TUNING_FILE rule)");
         for (int i = 0; i < convoy__nalgos; i++) {
             const convoy__algo *c = &convoy__algos[i];
             if (convoy__algo_serves(c, a->coll) && c->cost && (!c->applicable || c->applicable(a)))
-                fprintf(stderr, " [%s %.1f us]", c->name, 1e6 * c->cost(a, &m));
+                fprintf(stderr, " [%s %.1f us]", c->name, 1e6 * convoy__algo_time(c, a, &m));
         }
+        if (tn >= 0) fprintf(stderr, " [native %.1f us]", 1e6 * tn);
         fprintf(stderr, "\n");
     }
     if (!al) return MPI_SUCCESS;
     convoy__params_from_env(&r->cfg, al, a);
+    if (ruled && rule.algo == al) tuning_params(&rule, a);
     if (r->tune) {
         int rc = r->tune(r, al, a);
         if (rc) return rc;

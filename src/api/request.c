@@ -110,7 +110,27 @@ int convoy__req_route(convoy_request r, int mode)
         }
     }
     r->native = !r->deferred && !r->entry && !r->local_err;
+    if (r->native && !r->native_why)
+        r->native_why = !r->cs             ? "no_state"
+                        : fresh            ? "setup"
+                        : forced_native(r) ? "forced"
+                                           : "model";
     return MPI_SUCCESS;
+}
+
+static _Thread_local const convoy__algo *last_algo;
+static _Thread_local const char *last_why;
+
+void convoy__req_outcome(convoy_request r, const convoy__algo **algo, const char **why)
+{
+    *algo = r->native ? NULL : r->algo;
+    *why = r->native ? r->native_why : NULL;
+}
+
+void convoy__last_outcome(const convoy__algo **algo, const char **why)
+{
+    *algo = last_algo;
+    *why = last_why;
 }
 
 static int begin(convoy_request r)
@@ -160,7 +180,10 @@ int convoy__req_launch(convoy_request r, int mode, convoy_request *out)
         return MPI_SUCCESS;
     }
     int rc = convoy__req_start(r);
-    if (!rc && mode == CONVOY_BLOCKING) rc = convoy__req_wait(r);
+    if (!rc && mode == CONVOY_BLOCKING) {
+        rc = convoy__req_wait(r);
+        convoy__req_outcome(r, &last_algo, &last_why);
+    }
     if (rc || mode == CONVOY_BLOCKING) {
         convoy__req_free(r);
         return rc;
@@ -192,7 +215,10 @@ static int step(convoy_request r, int *done)
         if (!r->cs->ready) return 0;
         if ((rc = r->plan(r))) goto out;
         if (!r->entry) {
-            rc = MPI_ERR_INTERN; /* every collective has an algorithm that always applies */
+            /* The model chose the MPI library's (the same choice on every rank). */
+            r->native = 1;
+            rc = r->native_start(r);
+            if (!rc) rc = PMPI_Test(&r->native_req, done, MPI_STATUS_IGNORE);
             goto out;
         }
         if ((rc = start_schedule(r))) goto out;

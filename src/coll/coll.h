@@ -48,6 +48,7 @@ typedef struct convoy__machine {
     double gamma;                 /* seconds per byte reduced */
     double alpha_node, beta_node; /* inside a node (shared memory) */
     double beta_nic;              /* per byte of a node's total outgoing traffic */
+    double overhead;              /* seconds of Convoy's own work per call, beyond the MPI library's */
 } convoy__machine;
 
 /* m with zero level fields replaced by the flat values. */

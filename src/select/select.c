@@ -38,9 +38,11 @@ void convoy__machine_builtin(convoy__machine *m)
 {
     /* Shared-memory transport on one host: a few microseconds per message, a few GB/s.
      * Only the ratios matter for choosing; the benchmark measures the real values. */
-    m->alpha = 2e-6;
-    m->beta = 2.5e-10;
-    m->gamma = 2.5e-10;
+    *m = (convoy__machine){.alpha = 2e-6,
+                           .beta = 2.5e-10,
+                           .gamma = 2.5e-10,
+                           /* the level fields 0: unknown (convoy__machine_levels) */
+                           .overhead = 1e-6}; /* Convoy's own work per call (machine.c) */
 }
 
 static int usable(const convoy__algo *al, const convoy__args *a, int reproducible)
@@ -66,11 +68,28 @@ const convoy__algo *convoy__select(const convoy__args *a, const convoy__machine 
     for (int i = 0; i < convoy__nalgos; i++) {
         const convoy__algo *al = &convoy__algos[i];
         if (!usable(al, a, reproducible)) continue;
-        double t = al->cost ? al->cost(a, m) : 0;
+        double t = convoy__algo_time(al, a, m);
         if (!best || t < best_t) {
             best = al;
             best_t = t;
         }
+    }
+    return best;
+}
+
+double convoy__algo_time(const convoy__algo *al, const convoy__args *a, const convoy__machine *m)
+{
+    return (al->cost ? al->cost(a, m) : 0) + m->overhead;
+}
+
+double convoy__native_cost(const convoy__args *a, const convoy__machine *m)
+{
+    double best = -1;
+    for (int i = 0; i < convoy__nalgos; i++) {
+        const convoy__algo *al = &convoy__algos[i];
+        if (!(al->props & CONVOY_ALGO_BASELINE) || !al->cost || !usable(al, a, 0)) continue;
+        double t = al->cost(a, m);
+        if (best < 0 || t < best) best = t;
     }
     return best;
 }

@@ -12,8 +12,10 @@
 #include "coll/coll.h"
 
 enum {
-    CONVOY_ALGO_REPRODUCIBLE = 1,  /* every rank gets bitwise identical results */
-    CONVOY_ALGO_NONCOMMUTATIVE = 2 /* keeps rank order: valid for non-commutative ops */
+    CONVOY_ALGO_REPRODUCIBLE = 1,   /* every rank gets bitwise identical results */
+    CONVOY_ALGO_NONCOMMUTATIVE = 2, /* keeps rank order: valid for non-commutative ops */
+    CONVOY_ALGO_BASELINE = 4        /* a flat algorithm MPI libraries run themselves: the
+                                       model of the native collective (convoy__native_cost) */
 };
 
 typedef struct convoy__algo {
@@ -48,5 +50,13 @@ void convoy__machine_builtin(convoy__machine *m);
  * usable, or if no algorithm is (the MPI library's collective then serves the call). */
 const convoy__algo *convoy__select(const convoy__args *a, const convoy__machine *m,
                                    const char *forced, int reproducible);
+
+/* The MPI library's collective as a candidate: the best of the applicable baselines
+ * (CONVOY_ALGO_BASELINE), which is what MPI libraries run, without Convoy's per-call
+ * overhead (m->overhead, added to every Convoy algorithm's cost). < 0: no model (no
+ * baseline applies), the native collective is then no candidate. */
+double convoy__native_cost(const convoy__args *a, const convoy__machine *m);
+/* An algorithm's predicted time as Convoy runs it: its cost plus m->overhead. */
+double convoy__algo_time(const convoy__algo *al, const convoy__args *a, const convoy__machine *m);
 
 #endif

@@ -34,6 +34,15 @@ if command -v ldd > /dev/null; then
     case $lib in "$prefix"/*) ;; *) echo "FAIL: not the installed libconvoy.so" >&2; exit 1 ;; esac
 fi
 
+# The drop-in library beside libconvoy, finding the installed libconvoy by its RPATH.
+pmpi=$(find "$prefix" -name 'libconvoy_pmpi.so' | head -n 1)
+[ -n "$pmpi" ] || { echo "FAIL: libconvoy_pmpi.so not installed" >&2; exit 1; }
+if command -v ldd > /dev/null; then
+    dep=$(ldd "$pmpi" | awk '/libconvoy\.so/ {print $3}')
+    echo "libconvoy_pmpi.so loads $dep"
+    case $dep in "$prefix"/*) ;; *) echo "FAIL: libconvoy_pmpi.so does not load the installed libconvoy.so" >&2; exit 1 ;; esac
+fi
+
 # 2. pkg-config, with mpicc and with a plain C compiler.
 pcdir=$(dirname "$(find "$prefix" -name convoy.pc | head -n 1)")
 export PKG_CONFIG_PATH="$pcdir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"

@@ -1,0 +1,263 @@
+/*
+ * The MPI_* wrappers of Convoy's collectives, generated from one table. Adding a
+ * collective: its id and name in DROPIN_COLLS (dropin.h), its parameter and argument lists
+ * (P_/A_ below, the communicator named `comm`), and one DROPIN_WRAP line; a collective
+ * with scalar counts also gets PC_/FIT_/AI_ lines and a DROPIN_WRAP_C line for MPI-4's
+ * large-count names.
+ *
+ * Every form first asks dropin_handback (CONVOY_DISABLE, intercommunicators, device
+ * buffers, after MPI_Finalize). A handed-back call is the MPI library's own, unchanged:
+ * same arguments, so the same results and the same errors on the same handler. While
+ * Convoy has nonblocking operations in flight, a handed-back blocking call runs as the
+ * library's nonblocking one and waits while progressing Convoy's: MPI promises progress on
+ * all pending operations while a process blocks in any call.
+ */
+#include "pmpi/dropin.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
+
+/* --- parameter and argument lists, one pair per collective ------------------------------ */
+
+#define P_Allgather                                                                                \
+    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,       \
+        MPI_Datatype recvtype, MPI_Comm comm
+#define A_Allgather sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm
+
+#define P_Allgatherv                                                                               \
+    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,                      \
+        const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm
+#define A_Allgatherv sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm
+
+#define P_Allreduce                                                                                \
+    const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm
+#define A_Allreduce sendbuf, recvbuf, count, datatype, op, comm
+
+#define P_Barrier MPI_Comm comm
+#define A_Barrier comm
+
+#define P_Reduce_scatter                                                                           \
+    const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,  \
+        MPI_Comm comm
+#define A_Reduce_scatter sendbuf, recvbuf, recvcounts, datatype, op, comm
+
+#define P_Reduce_scatter_block                                                                     \
+    const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,           \
+        MPI_Comm comm
+#define A_Reduce_scatter_block sendbuf, recvbuf, recvcount, datatype, op, comm
+
+#define P_Bcast void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm
+#define A_Bcast buffer, count, datatype, root, comm
+
+#define P_Gather                                                                                   \
+    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,       \
+        MPI_Datatype recvtype, int root, MPI_Comm comm
+#define A_Gather sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm
+
+#define P_Gatherv                                                                                  \
+    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,                      \
+        const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm
+#define A_Gatherv sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm
+
+#define P_Scatter P_Gather
+#define A_Scatter A_Gather
+
+#define P_Scatterv                                                                                 \
+    const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,        \
+        void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm
+#define A_Scatterv sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm
+
+/* --- the three forms ------------------------------------------------------------------- */
+
+/* Persistent collectives: MPI-4 names (MPICH 4), Open MPI 4.1's MPIX_ extension. */
+#if MPI_VERSION >= 4
+#define DROPIN_HAVE_INIT 1
+#define INIT_NAME(Name) MPI_##Name##_init
+#define PINIT_NAME(Name) PMPI_##Name##_init
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define DROPIN_HAVE_INIT 1
+#define INIT_NAME(Name) MPIX_##Name##_init
+#define PINIT_NAME(Name) PMPIX_##Name##_init
+#else
+#define DROPIN_HAVE_INIT 0
+#endif
+
+#if DROPIN_HAVE_INIT
+#define DROPIN_WRAP_INIT(Name, ID)                                                                 \
+    int INIT_NAME(Name)(P_##Name, MPI_Info info, MPI_Request * request)                            \
+    {                                                                                              \
+        if (!request || dropin_handback(DROPIN_##ID, comm))                                        \
+            return PINIT_NAME(Name)(A_##Name, info, request);                                      \
+        convoy_request cr;                                                                         \
+        int rc = convoy_##Name##_init(A_##Name, info, &cr);                                        \
+        return rc ? rc : dropin_persistent(DROPIN_##ID, cr, request);                              \
+    }
+#else
+#define DROPIN_WRAP_INIT(Name, ID)
+#endif
+
+#define DROPIN_WRAP(Name, IName, ID)                                                               \
+    int MPI_##Name(P_##Name)                                                                       \
+    {                                                                                              \
+        if (dropin_handback(DROPIN_##ID, comm)) {                                                  \
+            if (!dropin_pending()) return PMPI_##Name(A_##Name);                                   \
+            MPI_Request r;                                                                         \
+            int rc = PMPI_##IName(A_##Name, &r);                                                   \
+            return rc ? rc : dropin_wait_native(&r, MPI_STATUS_IGNORE);                            \
+        }                                                                                          \
+        int rc = convoy_##Name(A_##Name);                                                          \
+        dropin_count_last(DROPIN_##ID);                                                            \
+        return rc;                                                                                 \
+    }                                                                                              \
+    int MPI_##IName(P_##Name, MPI_Request *request)                                                \
+    {                                                                                              \
+        if (!request || dropin_handback(DROPIN_##ID, comm))                                        \
+            return PMPI_##IName(A_##Name, request);                                                \
+        convoy_request cr;                                                                         \
+        int rc = convoy_##IName(A_##Name, &cr);                                                    \
+        return rc ? rc : dropin_nonblocking(DROPIN_##ID, cr, request);                             \
+    }                                                                                              \
+    DROPIN_WRAP_INIT(Name, ID)
+
+DROPIN_WRAP(Allgather, Iallgather, ALLGATHER)
+DROPIN_WRAP(Allgatherv, Iallgatherv, ALLGATHERV)
+DROPIN_WRAP(Allreduce, Iallreduce, ALLREDUCE)
+DROPIN_WRAP(Barrier, Ibarrier, BARRIER)
+DROPIN_WRAP(Reduce_scatter, Ireduce_scatter, REDUCE_SCATTER)
+DROPIN_WRAP(Reduce_scatter_block, Ireduce_scatter_block, REDUCE_SCATTER_BLOCK)
+DROPIN_WRAP(Bcast, Ibcast, BCAST)
+DROPIN_WRAP(Gather, Igather, GATHER)
+DROPIN_WRAP(Gatherv, Igatherv, GATHERV)
+DROPIN_WRAP(Scatter, Iscatter, SCATTER)
+DROPIN_WRAP(Scatterv, Iscatterv, SCATTERV)
+
+/* --- MPI-4 large-count names ----------------------------------------------------------- */
+#if MPI_VERSION >= 4
+
+static int fits(MPI_Count c)
+{
+    return c >= 0 && c <= INT_MAX;
+}
+
+/* A _c call whose counts fit an int is the int call (so it is checked and counted there);
+ * else the MPI library's, counted as handed back for its count. FIT_ of a vector
+ * collective makes int copies of its arrays in ic, id (Convoy copies what it keeps, so
+ * they are freed when the call returns). */
+#define DROPIN_C_FORM(name, iname, pname, ID, extra_p, extra_a)                                    \
+    int name(PC_##pname extra_p)                                                                   \
+    {                                                                                              \
+        int *ic = NULL, *id = NULL, rc;                                                            \
+        (void)id;                                                                                  \
+        if (!(FIT_##pname)) {                                                                      \
+            dropin_count_why(DROPIN_##ID, DROPIN_WHY_COUNT);                                       \
+            return P##name(A_##pname extra_a);                                                     \
+        }                                                                                          \
+        rc = iname(AI_##pname extra_a);                                                            \
+        free(ic);                                                                                  \
+        return rc;                                                                                 \
+    }
+#define COMMA ,
+#define DROPIN_WRAP_C(Name, IName, ID)                                                             \
+    DROPIN_C_FORM(MPI_##Name##_c, MPI_##Name, Name, ID, , )                                        \
+    DROPIN_C_FORM(MPI_##IName##_c, MPI_##IName, Name, ID, COMMA MPI_Request *request,              \
+                  COMMA request)                                                                   \
+    DROPIN_C_FORM(MPI_##Name##_init_c, MPI_##Name##_init, Name, ID,                                \
+                  COMMA MPI_Info info COMMA MPI_Request *request, COMMA info COMMA request)
+
+#define PC_Allgather                                                                               \
+    const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,                \
+        MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm
+#define FIT_Allgather (fits(sendcount) && fits(recvcount))
+#define AI_Allgather sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm
+
+#define PC_Allreduce                                                                               \
+    const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,         \
+        MPI_Comm comm
+#define FIT_Allreduce fits(count)
+#define AI_Allreduce sendbuf, recvbuf, (int)count, datatype, op, comm
+
+#define PC_Reduce_scatter_block                                                                    \
+    const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,     \
+        MPI_Comm comm
+#define FIT_Reduce_scatter_block fits(recvcount)
+#define AI_Reduce_scatter_block sendbuf, recvbuf, (int)recvcount, datatype, op, comm
+
+#define PC_Bcast void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm
+#define FIT_Bcast fits(count)
+#define AI_Bcast buffer, (int)count, datatype, root, comm
+
+/* Gather(v) and Scatter(v): counts significant at the root only cannot decide alike on
+ * every rank without communication, so their _c forms are always the MPI library's. */
+#define PC_Gather                                                                                  \
+    const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,                \
+        MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm
+#define FIT_Gather 0
+#define AI_Gather sendbuf, 0, sendtype, recvbuf, 0, recvtype, root, comm
+#define PC_Scatter PC_Gather
+#define FIT_Scatter 0
+#define AI_Scatter AI_Gather
+#define PC_Gatherv                                                                                 \
+    const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,                \
+        const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,    \
+        MPI_Comm comm
+#define FIT_Gatherv 0
+#define AI_Gatherv sendbuf, 0, sendtype, recvbuf, NULL, NULL, recvtype, root, comm
+#define PC_Scatterv                                                                                \
+    const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],                    \
+        MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,          \
+        int root, MPI_Comm comm
+#define FIT_Scatterv 0
+#define AI_Scatterv sendbuf, NULL, NULL, sendtype, recvbuf, 0, recvtype, root, comm
+
+/* Vector collectives: the counts (and displacements) of every rank, as ints. */
+#define PC_Allgatherv                                                                              \
+    const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,                \
+        const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,              \
+        MPI_Comm comm
+#define FIT_Allgatherv                                                                             \
+    (fits(sendcount) && ints_of(comm, recvcounts, displs, &ic, &id) == MPI_SUCCESS)
+#define AI_Allgatherv sendbuf, (int)sendcount, sendtype, recvbuf, ic, id, recvtype, comm
+
+#define PC_Reduce_scatter                                                                          \
+    const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype,       \
+        MPI_Op op, MPI_Comm comm
+#define FIT_Reduce_scatter (ints_of(comm, recvcounts, NULL, &ic, NULL) == MPI_SUCCESS)
+#define AI_Reduce_scatter sendbuf, recvbuf, ic, datatype, op, comm
+
+/* The int copies of a vector call's counts and displacements; fails if one does not fit or the
+ * communicator is not valid (then the MPI library reports it). */
+static int ints_of(MPI_Comm comm, const MPI_Count *c, const MPI_Aint *d, int **ic, int **id)
+{
+    int n, rc;
+    if (!c || (rc = PMPI_Comm_size(comm, &n)) != MPI_SUCCESS) return MPI_ERR_ARG;
+    int *a = malloc(2 * (size_t)n * sizeof *a);
+    if (!a) return MPI_ERR_NO_MEM;
+    for (int i = 0; i < n; i++) {
+        if (!fits(c[i]) || (d && (d[i] < INT_MIN || d[i] > INT_MAX))) {
+            free(a);
+            return MPI_ERR_COUNT;
+        }
+        a[i] = (int)c[i];
+        a[n + i] = d ? (int)d[i] : 0;
+    }
+    *ic = a;
+    if (id) *id = a + n;
+    return MPI_SUCCESS;
+}
+
+DROPIN_WRAP_C(Allgather, Iallgather, ALLGATHER)
+DROPIN_WRAP_C(Allgatherv, Iallgatherv, ALLGATHERV)
+DROPIN_WRAP_C(Allreduce, Iallreduce, ALLREDUCE)
+DROPIN_WRAP_C(Reduce_scatter, Ireduce_scatter, REDUCE_SCATTER)
+DROPIN_WRAP_C(Reduce_scatter_block, Ireduce_scatter_block, REDUCE_SCATTER_BLOCK)
+DROPIN_WRAP_C(Bcast, Ibcast, BCAST)
+DROPIN_WRAP_C(Gather, Igather, GATHER)
+DROPIN_WRAP_C(Gatherv, Igatherv, GATHERV)
+DROPIN_WRAP_C(Scatter, Iscatter, SCATTER)
+DROPIN_WRAP_C(Scatterv, Iscatterv, SCATTERV)
+
+#endif
