@@ -17,6 +17,10 @@
  * passed consistent arguments, CONVOY_WATCHDOG=seconds reports a stuck operation,
  * CONVOY_VERBOSE=1 prints the choices made, CONVOY_DISSEM_N=k|auto sets the fan-out of the
  * n-way dissemination Barrier (auto: timed on the communicator's first blocking Barrier).
+ * The CONVOY_* settings are read once and kept: a call only checks that the environment's
+ * entries are the same strings (setenv and unsetenv are seen); a program that changes a
+ * setting without them (writing into a putenv'd string) calls convoy_config_refresh(), or
+ * sets CONVOY_CONFIG_REFRESH=1 to have every call read the environment again.
  * docs/architecture.md has the rest.
  */
 #ifndef CONVOY_H
@@ -32,6 +36,9 @@ extern "C" {
 #define CONVOY_VERSION_MINOR 1
 
 typedef struct convoy_request_s *convoy_request;
+
+/* Makes the next call read the CONVOY_* environment again (see above). */
+int convoy_config_refresh(void);
 #define CONVOY_REQUEST_NULL ((convoy_request)0)
 
 int convoy_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,

@@ -33,6 +33,11 @@ long convoy__build_count(void)
 
 static void cache_clear(convoy__cstate *cs)
 {
+    for (int c = 0; c < CONVOY_NCOLL; c++) {
+        convoy__sched_release(cs, cs->memo[c].entry);
+        free(cs->memo[c].vec);
+        memset(&cs->memo[c], 0, sizeof cs->memo[c]);
+    }
     for (int i = 0; i < CONVOY_CACHE_SIZE; i++) {
         convoy__centry *e = cs->cache[i];
         if (!e) continue;
