@@ -443,11 +443,11 @@ int convoy__sched_get(convoy__cstate *cs, const convoy__algo *al, const convoy__
 
 void convoy__sched_release(convoy__cstate *cs, convoy__centry *e)
 {
+    (void)cs; /* (the cache's lock is not needed, see below) */
     if (!e) return;
-    pthread_mutex_lock(&cs->lock);
-    int last = --e->refs == 0 && !e->cached;
-    pthread_mutex_unlock(&cs->lock);
-    if (last) {
+    /* cached is set once, before the entry is handed out; eviction takes only entries
+     * whose count is 0 (under the lock), so a count going down needs no lock. */
+    if (atomic_fetch_sub(&e->refs, 1) == 1 && !e->cached) {
         convoy__sched_free(&e->sched);
         free(e->key);
         free(e);

@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "convoy.h"
@@ -45,9 +46,9 @@ typedef struct convoy__centry {
     size_t keylen;
     unsigned char *key;
     convoy__schedule sched;
-    int refs;      /* requests using it; an entry in use is never evicted */
-    uint64_t used; /* for least-recently-used eviction */
-    int cached;    /* 0: owned by one request alone (the cache was full of busy entries) */
+    atomic_int refs; /* requests and memos using it; an entry in use is never evicted */
+    uint64_t used;   /* for least-recently-used eviction */
+    int cached;      /* 0: owned by one request alone (the cache was full of busy entries) */
 } convoy__centry;
 
 enum { CONVOY_CACHE_SIZE = 16 };

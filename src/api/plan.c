@@ -6,6 +6,7 @@
 #include "api/internal.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,9 +29,16 @@ void convoy__algo_var(int coll, char env[64])
  * that a byte comparison compares values; the vectors are compared by content. Padding
  * bytes the caller left undefined can only make a comparison fail, never succeed falsely:
  * the keyed cache then serves the call. */
+/* Only the part before the parameters is compared (the collectives pass none: they are
+ * read after the choice), which is why nothing may follow them. */
+#define MEMO_BYTES offsetof(convoy__args, nparams)
+_Static_assert(offsetof(convoy__args, params) + sizeof(((convoy__args *)0)->params) ==
+                   sizeof(convoy__args),
+               "plan.c's memo compares convoy__args up to nparams: add fields before it");
+
 static void memo_form(const convoy__args *a, convoy__args *out)
 {
-    memcpy(out, a, sizeof *out);
+    memcpy(out, a, MEMO_BYTES);
     out->topo = NULL;
     out->rcounts = out->displs = NULL;
 }
@@ -65,14 +73,17 @@ static int memo_hit(convoy_request r, convoy__args *a)
     if (memcmp(key, mo->key, sizeof key) != 0 || !memo_vec_same(mo, a)) return 0;
     convoy__args f;
     memo_form(a, &f);
-    if (memcmp(&f, &mo->args, sizeof f) != 0) return 0;
+    if (a->nparams != 0 || memcmp(&f, &mo->args, MEMO_BYTES) != 0) return 0;
     a->nparams = mo->nparams;
     memcpy(a->params, mo->params, sizeof a->params);
+    /* The memo holds a reference: the entry cannot be evicted, so no lock is needed. */
+    if (mo->entry) atomic_fetch_add(&mo->entry->refs, 1);
     const char *name = mo->algo ? mo->algo->name : "native";
-    pthread_mutex_lock(&r->cs->lock);
-    if (mo->entry) mo->entry->refs++;
-    r->cs->last_algo = name;
-    pthread_mutex_unlock(&r->cs->lock);
+    if (r->cs->last_algo != name) {
+        pthread_mutex_lock(&r->cs->lock);
+        r->cs->last_algo = name;
+        pthread_mutex_unlock(&r->cs->lock);
+    }
     r->algo = mo->algo;
     r->entry = mo->entry;
     return 1;
@@ -102,11 +113,7 @@ static void memo_keep(convoy_request r, const convoy__args *pre, const convoy__a
     mo->algo = r->algo;
     mo->nparams = a->nparams;
     memcpy(mo->params, a->params, sizeof mo->params);
-    if (r->entry) {
-        pthread_mutex_lock(&r->cs->lock);
-        r->entry->refs++;
-        pthread_mutex_unlock(&r->cs->lock);
-    }
+    if (r->entry) atomic_fetch_add(&r->entry->refs, 1);
     mo->entry = r->entry;
     mo->valid = 1;
 }
@@ -121,9 +128,11 @@ int convoy__plan(convoy_request r, convoy__args *a)
      * the applicability predicates and cost models of segment algorithms see it. */
     a->shm_bytes = r->cs->shm && !r->deferred ? r->cs->shm->bytes : 0;
     if (memo_hit(r, a)) return MPI_SUCCESS;
-    convoy__args pre = *a;
+    convoy__args pre;
+    memcpy(&pre, a, MEMO_BYTES);
+    pre.nparams = a->nparams;
     int rc = plan_full(r, a);
-    if (!rc && !r->cfg.verbose) memo_keep(r, &pre, a);
+    if (!rc && !r->cfg.verbose && pre.nparams == 0) memo_keep(r, &pre, a);
     return rc;
 }
 

@@ -302,6 +302,8 @@ out:
 int convoy__req_progress(convoy_request r, int *done)
 {
     int rc;
+    /* A blocking call's request is seen by its caller alone: no lock. */
+    if (r->blocking) return r->finished ? (*done = 1, r->saved_err) : step(r, done);
     pthread_mutex_lock(&r->lock);
     if (r->finished || !r->active) {
         *done = 1;

@@ -35,6 +35,12 @@ typedef struct convoy__machine {
     double gamma; /* seconds per byte reduced */
 } convoy__machine;
 
+/* The cost of one flag handshake between two processes of a node through the node
+ * segment (a store-release seen by a polling load-acquire: a cache line moving between
+ * cores, and the executor's step around it), in seconds; the segment algorithms' cost
+ * models count these as the network ones count alpha. */
+#define CONVOY_FLAG_COST 2e-7
+
 /* An algorithm parameter, named like its environment override. */
 typedef struct convoy__param {
     char name[48];
@@ -154,6 +160,9 @@ void convoy__barrier_dissem_explain(const convoy__args *a, char *buf, size_t len
 /* Its n (CONVOY_DISSEM_N, else the cost model's), rounds k and last-round messages m. */
 int convoy__barrier_dissem_n(const convoy__args *a);
 void convoy__barrier_dissem_shape(const convoy__args *a, int *n, int *k, int *m);
+int convoy__barrier_node_flags(const convoy__args *a, convoy__schedule *s);
+int convoy__barrier_node_flags_applicable(const convoy__args *a);
+double convoy__barrier_node_flags_cost(const convoy__args *a, const convoy__machine *m);
 
 /* reduce_scatter */
 int convoy__reduce_scatter_ring(const convoy__args *a, convoy__schedule *s);

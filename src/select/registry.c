@@ -94,6 +94,12 @@ const convoy__algo convoy__algos[] = {
      .params = "CONVOY_DISSEM_N",
      .props = CONVOY_ALGO_REPRODUCIBLE,
      .explain = convoy__barrier_dissem_explain},
+    {.coll = CONVOY_COLL_BARRIER,
+     .name = "node_flags",
+     .build = convoy__barrier_node_flags,
+     .applicable = convoy__barrier_node_flags_applicable,
+     .cost = convoy__barrier_node_flags_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE},
 
     /* reduce_scatter */
     {.coll = CONVOY_COLL_REDUCE_SCATTER,
