@@ -153,6 +153,10 @@ int convoy__allreduce_node_ring_applicable(const convoy__args *a);
 double convoy__allreduce_node_ring_cost(const convoy__args *a, const convoy__machine *m);
 void convoy__allreduce_node_ring_explain(const convoy__args *a, char *buf, size_t len);
 
+int convoy__allreduce_node_dissem(const convoy__args *a, convoy__schedule *s);
+int convoy__allreduce_node_dissem_applicable(const convoy__args *a);
+double convoy__allreduce_node_dissem_cost(const convoy__args *a, const convoy__machine *m);
+
 /* barrier */
 int convoy__barrier_dissem(const convoy__args *a, convoy__schedule *s);
 double convoy__barrier_dissem_cost(const convoy__args *a, const convoy__machine *m);

@@ -85,6 +85,12 @@ const convoy__algo convoy__algos[] = {
      .params = "CONVOY_ALLREDUCE_NODE_RING_PIECE CONVOY_ALLREDUCE_NODE_RING_SLOTS",
      .props = CONVOY_ALGO_REPRODUCIBLE,
      .explain = convoy__allreduce_node_ring_explain},
+    {.coll = CONVOY_COLL_ALLREDUCE,
+     .name = "node_dissem",
+     .build = convoy__allreduce_node_dissem,
+     .applicable = convoy__allreduce_node_dissem_applicable,
+     .cost = convoy__allreduce_node_dissem_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE | CONVOY_ALGO_NONCOMMUTATIVE},
 
     /* barrier */
     {.coll = CONVOY_COLL_BARRIER,
