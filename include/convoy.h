@@ -21,6 +21,8 @@
  * entries are the same strings (setenv and unsetenv are seen); a program that changes a
  * setting without them (writing into a putenv'd string) calls convoy_config_refresh(), or
  * sets CONVOY_CONFIG_REFRESH=1 to have every call read the environment again.
+ * CONVOY_WAIT_SPIN / CONVOY_WAIT_YIELD (poll counts) override the wait policy (poll, then
+ * yield, then sleep; chosen from whether the host is oversubscribed).
  * docs/architecture.md has the rest.
  */
 #ifndef CONVOY_H

@@ -131,10 +131,24 @@ static int64_t env_bytes(const char *name, int64_t def)
 /* The node segment, if every process of comm can have one (agreed collectively, so that
  * all take the same path: past the cap, the algorithms that need a segment are not
  * chosen). Blocking, collective. */
+/* The wait policy from this host's processes of comm (a real node, whatever CONVOY_PPN
+ * says) and its cores. Blocking, collective. */
+static int set_wait_policy(convoy__cstate *cs)
+{
+    MPI_Comm host;
+    int rc = PMPI_Comm_split_type(cs->priv, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host), n = 1;
+    if (rc) return rc;
+    PMPI_Comm_size(host, &n);
+    PMPI_Comm_free(&host);
+    convoy__wait_policy(n);
+    return 0;
+}
+
 static int make_segment(convoy__cstate *cs)
 {
     int rc, node_size;
     cs->segment_tried = 1;
+    if ((rc = set_wait_policy(cs))) return rc;
     if ((rc = convoy__node_comm_mpi(cs->priv, &cs->topo, &cs->node_comm))) return rc;
     if ((rc = PMPI_Comm_size(cs->node_comm, &node_size))) return rc;
     int64_t bytes = env_bytes("CONVOY_SEGMENT_BYTES", 1 << 20);
