@@ -104,10 +104,26 @@ static void reread(void)
     atomic_store(&cfg_valid, 1);
 }
 
+/* Odd while the settings are being read again: a reader that saw the same even value
+ * before and after its copy has a consistent one (a sequence lock, so that the common case
+ * takes no lock). */
+static atomic_uint cfg_seq;
+
 void convoy__config_current(convoy__config *c)
 {
+    unsigned s1 = atomic_load_explicit(&cfg_seq, memory_order_acquire);
+    if (!(s1 & 1) && atomic_load(&cfg_valid) && !atomic_load(&cfg_always)) {
+        memcpy(c, &cfg, sizeof *c);
+        int same = snapshot_same();
+        atomic_thread_fence(memory_order_acquire);
+        if (same && atomic_load_explicit(&cfg_seq, memory_order_relaxed) == s1) return;
+    }
     pthread_mutex_lock(&cfg_lock);
-    if (!atomic_load(&cfg_valid) || atomic_load(&cfg_always) || !snapshot_same()) reread();
+    if (!atomic_load(&cfg_valid) || atomic_load(&cfg_always) || !snapshot_same()) {
+        atomic_fetch_add_explicit(&cfg_seq, 1, memory_order_acq_rel);
+        reread();
+        atomic_fetch_add_explicit(&cfg_seq, 1, memory_order_release);
+    }
     *c = cfg;
     pthread_mutex_unlock(&cfg_lock);
 }

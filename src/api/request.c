@@ -59,12 +59,18 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static convoy_request pool[POOL_SIZE];
 static int npool;
 
+/* One request outside the locked pool, taken and given back with one atomic exchange: the
+ * steady state of blocking calls on one thread never takes the pool's lock. */
+static _Atomic(convoy_request) pool_fast;
+
 static convoy_request pool_take(void)
 {
-    convoy_request r = NULL;
-    pthread_mutex_lock(&pool_lock);
-    if (npool > 0) r = pool[--npool];
-    pthread_mutex_unlock(&pool_lock);
+    convoy_request r = atomic_exchange_explicit(&pool_fast, NULL, memory_order_acquire);
+    if (!r) {
+        pthread_mutex_lock(&pool_lock);
+        if (npool > 0) r = pool[--npool];
+        pthread_mutex_unlock(&pool_lock);
+    }
     if (!r) return calloc(1, sizeof *r);
     const convoy__exec_mem xmem = r->xmem;
     int *ivec = r->ivec;
@@ -78,6 +84,10 @@ static convoy_request pool_take(void)
 
 static void pool_give(convoy_request r)
 {
+    convoy_request none = NULL;
+    if (atomic_compare_exchange_strong_explicit(&pool_fast, &none, r, memory_order_release,
+                                                memory_order_relaxed))
+        return;
     pthread_mutex_lock(&pool_lock);
     int kept = npool < POOL_SIZE;
     if (kept) pool[npool++] = r;
