@@ -29,18 +29,24 @@ void convoy__algo_var(int coll, char env[64])
  * that a byte comparison compares values; the vectors are compared by content. Padding
  * bytes the caller left undefined can only make a comparison fail, never succeed falsely:
  * the keyed cache then serves the call. */
-/* Only the part before the parameters is compared (the collectives pass none: they are
- * read after the choice), which is why nothing may follow them. */
+/* Everything but the parameters is compared (the collectives pass none: they are read
+ * after the choice): the part before them and whatever fields follow them. */
 #define MEMO_BYTES offsetof(convoy__args, nparams)
-_Static_assert(offsetof(convoy__args, params) + sizeof(((convoy__args *)0)->params) ==
-                   sizeof(convoy__args),
-               "plan.c's memo compares convoy__args up to nparams: add fields before it");
+#define MEMO_TAIL (offsetof(convoy__args, params) + sizeof(((convoy__args *)0)->params))
 
 static void memo_form(const convoy__args *a, convoy__args *out)
 {
     memcpy(out, a, MEMO_BYTES);
+    memcpy((char *)out + MEMO_TAIL, (const char *)a + MEMO_TAIL, sizeof *a - MEMO_TAIL);
     out->topo = NULL;
     out->rcounts = out->displs = NULL;
+}
+
+static int memo_same(const convoy__args *x, const convoy__args *y)
+{
+    return memcmp(x, y, MEMO_BYTES) == 0 &&
+           memcmp((const char *)x + MEMO_TAIL, (const char *)y + MEMO_TAIL,
+                  sizeof *x - MEMO_TAIL) == 0;
 }
 
 static void memo_key(const convoy_request r, const convoy__args *a, int key[5])
@@ -73,7 +79,7 @@ static int memo_hit(convoy_request r, convoy__args *a)
     if (memcmp(key, mo->key, sizeof key) != 0 || !memo_vec_same(mo, a)) return 0;
     convoy__args f;
     memo_form(a, &f);
-    if (a->nparams != 0 || memcmp(&f, &mo->args, MEMO_BYTES) != 0) return 0;
+    if (a->nparams != 0 || !memo_same(&f, &mo->args)) return 0;
     a->nparams = mo->nparams;
     memcpy(a->params, mo->params, sizeof a->params);
     /* The memo holds a reference: the entry cannot be evicted, so no lock is needed. */
@@ -129,7 +135,7 @@ int convoy__plan(convoy_request r, convoy__args *a)
     a->shm_bytes = r->cs->shm && !r->deferred ? r->cs->shm->bytes : 0;
     if (memo_hit(r, a)) return MPI_SUCCESS;
     convoy__args pre;
-    memcpy(&pre, a, MEMO_BYTES);
+    memo_form(a, &pre);
     pre.nparams = a->nparams;
     int rc = plan_full(r, a);
     if (!rc && !r->cfg.verbose && pre.nparams == 0) memo_keep(r, &pre, a);

@@ -10,6 +10,10 @@
  * Convoy made no allocation in them, and that the results match the native collective's
  * (so that the zero is not that of a call that did nothing). A control case proves the
  * counting works: one call with new arguments (a schedule to build) must allocate.
+ *
+ * Settings are read once (src/api/config.c): setenv and unsetenv between calls must still
+ * be seen (the environment snapshot), an in-place edit of a putenv'd string only after
+ * convoy_config_refresh().
  */
 #define _GNU_SOURCE
 #include "common.h"
@@ -113,6 +117,50 @@ static const coll colls[] = {{"Barrier", c_barrier},
                              {"Allgatherv", c_allgatherv},
                              {"Reduce_scatter_block", c_reduce_scatter_block}};
 
+/* The algorithm the next 1-int Allreduce runs with the current environment. */
+static const char *algo_now(const int *in, int *out)
+{
+    convoy_Allreduce(in, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    const char *a = convoy__comm_last_algo(MPI_COMM_WORLD);
+    return a ? a : "(none)";
+}
+
+static void check_settings(const int *in, int *out)
+{
+    char detail[256];
+    const char *a;
+    setenv("CONVOY_ALLREDUCE_ALGO", "ring", 1);
+    a = algo_now(in, out);
+    snprintf(detail, sizeof detail, "ran %s", a);
+    tc_check(MPI_COMM_WORLD, !strcmp(a, "ring"), "setenv between calls is seen (ring)", detail);
+    setenv("CONVOY_ALLREDUCE_ALGO", "rabenseifner", 1);
+    a = algo_now(in, out);
+    snprintf(detail, sizeof detail, "ran %s", a);
+    tc_check(MPI_COMM_WORLD, !strcmp(a, "rabenseifner"), "a changed value is seen (rabenseifner)",
+             detail);
+    unsetenv("CONVOY_ALLREDUCE_ALGO");
+    char def[64];
+    snprintf(def, sizeof def, "%s", algo_now(in, out));
+    static char var[] = "CONVOY_ALLREDUCE_ALGO=ring\0\0\0\0\0\0\0\0";
+    putenv(var);
+    a = algo_now(in, out);
+    snprintf(detail, sizeof detail, "ran %s", a);
+    tc_check(MPI_COMM_WORLD, !strcmp(a, "ring"), "putenv is seen (ring)", detail);
+    memcpy(var + strlen("CONVOY_ALLREDUCE_ALGO="), "recdbl", 7); /* edited in place */
+    a = algo_now(in, out);
+    snprintf(detail, sizeof detail, "ran %s", a);
+    tc_check(MPI_COMM_WORLD, !strcmp(a, "ring"),
+             "an in-place edit is not seen without convoy_config_refresh()", detail);
+    convoy_config_refresh();
+    a = algo_now(in, out);
+    snprintf(detail, sizeof detail, "ran %s", a);
+    tc_check(MPI_COMM_WORLD, !strcmp(a, "recdbl"), "... and is after it (recdbl)", detail);
+    unsetenv("CONVOY_ALLREDUCE_ALGO");
+    a = algo_now(in, out);
+    snprintf(detail, sizeof detail, "ran %s, before %s", a, def);
+    tc_check(MPI_COMM_WORLD, !strcmp(a, def), "unsetenv restores the default", detail);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -155,6 +203,7 @@ int main(int argc, char **argv)
             tc_check(MPI_COMM_WORLD, own_allocs == 0 && same, what, detail);
         }
     }
+    check_settings(in, out);
     /* Control: new arguments need a new schedule, which allocates: the counter sees it. */
     own_allocs = 0;
     counting = 1;
