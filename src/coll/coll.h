@@ -38,8 +38,15 @@ typedef struct convoy__machine {
 /* The cost of one flag handshake between two processes of a node through the node
  * segment (a store-release seen by a polling load-acquire: a cache line moving between
  * cores, and the executor's step around it), in seconds; the segment algorithms' cost
- * models count these as the network ones count alpha. */
+ * models count these as the network ones count alpha. At least half a message's alpha:
+ * the waiter needs its peer to run, as a message needs its receiver, and where processes
+ * share cores (oversubscribed, or a loaded host) that, not the cache line, is the cost,
+ * and the measured alpha shows it. */
 #define CONVOY_FLAG_COST 2e-7
+static inline double convoy__flag_cost(const convoy__machine *m)
+{
+    return m->alpha / 2 > CONVOY_FLAG_COST ? m->alpha / 2 : CONVOY_FLAG_COST;
+}
 
 /* An algorithm parameter, named like its environment override. */
 typedef struct convoy__param {

@@ -22,7 +22,7 @@
  * consecutive ranks it is rank order, so non-commutative operations are valid there).
  *
  * Cost (s bytes): T = [N > 1] (alpha + beta s + f) + f + gamma s (m - 1 + N - 1) + 2 gamma s,
- * f = CONVOY_FLAG_COST (node handshakes: inputs in place; with several nodes, node sums
+ * f = convoy__flag_cost (coll.h; node handshakes: inputs in place; with several nodes, node sums
  * received), the copies into the segment and out of it at about gamma per byte. Against
  * recursive doubling's log2 P (alpha + beta s + gamma s): one message latency at most.
  *
@@ -121,6 +121,6 @@ double convoy__allreduce_node_dissem_cost(const convoy__args *a, const convoy__m
     const convoy__topo *t = a->topo;
     const double bytes = (double)a->count * (double)a->rtype.size;
     const double net = t->nnodes > 1 ? m->alpha + m->beta * bytes : 0;
-    const double flags = (t->nnodes > 1 ? 2 : 1) * CONVOY_FLAG_COST;
+    const double flags = (t->nnodes > 1 ? 2 : 1) * convoy__flag_cost(m);
     return net + flags + m->gamma * bytes * (t->max_ppn + t->nnodes);
 }

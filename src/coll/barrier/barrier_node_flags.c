@@ -22,7 +22,8 @@
  *
  * Cost: K message latencies (the n messages of a round leave from n processes, in
  * parallel) and K + 1 node flag handshakes: T = K alpha + (K + 1) f, f = the cost of a
- * flag handshake between two processes of a node (CONVOY_FLAG_COST below). Against
+ * flag handshake between two processes of a node (convoy__flag_cost in coll.h: 0.2 us,
+ * or half a message's alpha where that is more). Against
  * dissemination over all P ranks (ceil(log_{n+1} P) rounds of alpha): one node is no
  * message at all; several nodes need log_{n+1} N rather than log P rounds.
  *
@@ -94,5 +95,5 @@ int convoy__barrier_node_flags(const convoy__args *a, convoy__schedule *s)
 double convoy__barrier_node_flags_cost(const convoy__args *a, const convoy__machine *m)
 {
     const int K = rounds(a->topo->nnodes, min_ppn(a->topo));
-    return K * m->alpha + (K + 1) * CONVOY_FLAG_COST;
+    return K * m->alpha + (K + 1) * convoy__flag_cost(m);
 }
