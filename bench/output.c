@@ -96,7 +96,7 @@ static void print_bound(FILE *f, const bench_row_ctx *rc, const bench_cell *c,
     const double bound = b->bw > 0 && recv > 0 && share > 0 ? recv * b->procs / (b->bw * share) : 0;
     if (strcmp(rc->kind, "coll") != 0 || (bound <= 0 && !b->overhead)) return;
     fprintf(f, "  #");
-    if (bound > 0) fprintf(f, " single-copy bound %.2f us:", bound * 1e6);
+    if (bound > 0) fprintf(f, " single-copy bound %.3g us:", bound * 1e6);
     for (int i = 0; i < nr; i++) {
         const bench_result *x = &r[i];
         if (!x->applicable || !x->valid || x->s.n == 0) continue;
