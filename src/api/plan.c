@@ -70,10 +70,22 @@ static int memo_vec_same(const convoy__memo *mo, const convoy__args *a)
 /* A hit: the same collective with the same arguments, settings and tuning state as the
  * communicator's last planned call of it. Not for deferred requests (they plan inside
  * progress, possibly on another thread) or verbose runs (which print every choice). */
+/* The collectives whose arguments the memo is known to compare completely: their only
+ * pointers are rcounts and displs (compared by content). A collective with other vectors
+ * behind pointers (whose address may repeat while the content changes) must be added here
+ * only with them compared like rcounts. */
+static int memo_knows(int coll)
+{
+    return coll == CONVOY_COLL_ALLGATHERV || coll == CONVOY_COLL_ALLREDUCE ||
+           coll == CONVOY_COLL_BARRIER || coll == CONVOY_COLL_REDUCE_SCATTER;
+}
+
 static int memo_hit(convoy_request r, convoy__args *a)
 {
     const convoy__memo *mo = &r->cs->memo[a->coll];
-    if (!mo->valid || mo->gen != r->cfg.gen || r->deferred || r->cfg.verbose) return 0;
+    if (!memo_knows(a->coll) || !mo->valid || mo->gen != r->cfg.gen || r->deferred ||
+        r->cfg.verbose)
+        return 0;
     int key[5];
     memo_key(r, a, key);
     if (memcmp(key, mo->key, sizeof key) != 0 || !memo_vec_same(mo, a)) return 0;
@@ -99,7 +111,7 @@ static int memo_hit(convoy_request r, convoy__args *a)
 static void memo_keep(convoy_request r, const convoy__args *pre, const convoy__args *a)
 {
     convoy__memo *mo = &r->cs->memo[a->coll];
-    if (r->deferred) return;
+    if (r->deferred || !memo_knows(a->coll)) return;
     const int64_t n = a->topo->size, need = (a->rcounts || a->displs) ? 2 * n : 0;
     if (need > mo->veccap) {
         int64_t *v = realloc(mo->vec, (size_t)need * sizeof *v);
