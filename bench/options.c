@@ -24,6 +24,9 @@ void bench_usage(FILE *f)
             "  --algo LIST       all | native | auto | algorithm names (default all: every\n"
             "                    registered algorithm of the collective, plus native);\n"
             "                    auto = Convoy's own choice\n"
+            "  --overhead        the per-call cost: Convoy's collectives at 1 element, native\n"
+            "                    and auto, each cell followed by auto - native in us (run it\n"
+            "                    at np 1; options after it override its choices)\n"
             "  --guidelines      check the self-consistent performance guidelines (papers/004\n"
             "                    §3) for the MPI library and for Convoy\n"
             "  --guideline LIST  which (default all; implies --guidelines; --list names them)\n"
@@ -220,8 +223,9 @@ int bench_parse_args(int argc, char **argv, bench_opts *o, char *err, int errlen
         } else {
             snprintf(name, sizeof name, "%s", a);
         }
-        static const char *const flags[] = {"--inplace", "--no-check", "--quiet",     "--list",
-                                            "--help",    "-h",         "--guidelines"};
+        static const char *const flags[] = {"--inplace",    "--no-check", "--quiet",
+                                            "--list",       "--help",     "-h",
+                                            "--guidelines", "--overhead"};
         static const char *const valued[] = {"--coll",          "--algo",
                                              "--dist",          "--count",
                                              "--type",          "--op",
@@ -265,6 +269,14 @@ int bench_parse_args(int argc, char **argv, bench_opts *o, char *err, int errlen
             o->list = 1;
         } else if (!strcmp(name, "--guidelines")) {
             o->guidelines = 1;
+        } else if (!strcmp(name, "--overhead")) {
+            /* Defaults that later options override: Convoy's collectives at 1 element,
+             * native against the default choice. */
+            o->overhead = 1;
+            colls = "default";
+            algos = "native,auto";
+            counts = "1";
+            dists = "regular";
         } else if (!strcmp(name, "--guideline")) {
             o->guidelines = 1;
             gl = val;

@@ -33,6 +33,20 @@ void bench_print_header(FILE *f, const bench_meta *m, const bench_opts *o)
                                  : "barrier",
             o->check ? "on" : "OFF (--no-check)");
     fprintf(f, "# date %s\n", m->date);
+    if (bench_bound_cfg.bw > 0)
+        fprintf(f,
+                "# single-copy bound: the bytes the neediest process must receive, times %d "
+                "processes per host, over the copy bandwidth of %d core%s at %.2f GB/s each "
+                "(memcpy, measured at start); '# ...' lines give it and each variant's "
+                "ratio to it\n",
+                bench_bound_cfg.procs,
+                bench_bound_cfg.procs < bench_bound_cfg.cores ? bench_bound_cfg.procs
+                                                              : bench_bound_cfg.cores,
+                (bench_bound_cfg.procs < bench_bound_cfg.cores ? bench_bound_cfg.procs
+                                                               : bench_bound_cfg.cores) == 1
+                    ? ""
+                    : "s",
+                bench_bound_cfg.bw / 1e9);
     fprintf(f,
             "# time: the slowest rank's time for one call, median over repetitions, in us;"
             " (r) = time / native time, below 1 is faster than native;\n"
@@ -56,6 +70,43 @@ void bench_print_table_head(FILE *f, const char *title, char **algos, int nalgos
         fprintf(f, "%*s", col_width(algos[i]), algos[i]);
     fprintf(f, "%12s  %s\n", "reps", "default choice");
     fflush(f);
+}
+
+bench_bound bench_bound_cfg;
+
+/* Bytes the process that needs most must copy into its result: all but its own block
+ * (Allgatherv; the largest such), else the result itself. */
+static double must_receive(const bench_row_ctx *rc, const bench_cell *c)
+{
+    if (!rc->vector || !c->rcounts) return (double)c->bytes;
+    int64_t own_min = -1;
+    for (int i = 0; i < c->size; i++)
+        if (own_min < 0 || c->rcounts[i] < own_min) own_min = c->rcounts[i];
+    return (double)c->bytes - (double)(own_min < 0 ? 0 : own_min) * (double)c->tsize;
+}
+
+/* The cell's single-copy bound and every variant's ratio to it; with --overhead, each
+ * variant's time over native. One comment line under the row. */
+static void print_bound(FILE *f, const bench_row_ctx *rc, const bench_cell *c,
+                        const bench_result *r, int nr, double native)
+{
+    const bench_bound *b = &bench_bound_cfg;
+    const double recv = must_receive(rc, c);
+    const int share = b->procs < b->cores || b->cores < 1 ? b->procs : b->cores;
+    const double bound = b->bw > 0 && recv > 0 && share > 0 ? recv * b->procs / (b->bw * share) : 0;
+    if (strcmp(rc->kind, "coll") != 0 || (bound <= 0 && !b->overhead)) return;
+    fprintf(f, "  #");
+    if (bound > 0) fprintf(f, " single-copy bound %.3g us:", bound * 1e6);
+    for (int i = 0; i < nr; i++) {
+        const bench_result *x = &r[i];
+        if (!x->applicable || !x->valid || x->s.n == 0) continue;
+        fprintf(f, " %s", x->algo);
+        if (bound > 0) fprintf(f, " %.2fx", x->s.median / bound);
+        if (b->overhead && !isnan(native) && strcmp(x->algo, "native") != 0)
+            fprintf(f, " %+.2f us", (x->s.median - native) * 1e6);
+        fprintf(f, i + 1 < nr ? "," : "");
+    }
+    fprintf(f, "\n");
 }
 
 void bench_print_table_row(FILE *f, const bench_row_ctx *rc, const bench_cell *c,
@@ -106,6 +157,7 @@ void bench_print_table_row(FILE *f, const bench_row_ctx *rc, const bench_cell *c
                 strcmp(rc->pick, fastest) == 0 ? "" : fastest);
     else
         fprintf(f, "%12s\n", reps);
+    print_bound(f, rc, c, r, nr, native);
     fflush(f);
 }
 

@@ -27,6 +27,12 @@
  * CONVOY_REDUCE_SCATTER_BLOCK_ALGO; their v-forms' algorithms are in them too), with the
  * full-lane `lane` and hierarchical `hier` decompositions of papers/004 (also for
  * Allgatherv, Allreduce, Reduce_scatter).
+ * The CONVOY_* settings are read once and kept: a call only checks that the environment's
+ * entries are the same strings (setenv and unsetenv are seen); a program that changes a
+ * setting without them (writing into a putenv'd string) calls convoy_config_refresh(), or
+ * sets CONVOY_CONFIG_REFRESH=1 to have every call read the environment again.
+ * CONVOY_WAIT_SPIN / CONVOY_WAIT_YIELD (poll counts) override the wait policy (poll, then
+ * yield, then sleep; chosen from whether the host is oversubscribed).
  * docs/architecture.md has the rest.
  */
 #ifndef CONVOY_H
@@ -42,6 +48,9 @@ extern "C" {
 #define CONVOY_VERSION_MINOR 1
 
 typedef struct convoy_request_s *convoy_request;
+
+/* Makes the next call read the CONVOY_* environment again (see above). */
+int convoy_config_refresh(void);
 #define CONVOY_REQUEST_NULL ((convoy_request)0)
 
 int convoy_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,

@@ -10,15 +10,22 @@
 # It prints the table, writes bench-results/convoy-bench.{txt,csv,json} and PNG figures
 # (tools/plot, when matplotlib is installed), and says where they are.
 #
+# Before it, two short runs on one node (issue 12): the per-call overhead (--overhead: every
+# collective at np 1 and 1 element, native against Convoy's default, the difference in us)
+# and np 2 on one node, not oversubscribed (Barrier, Allreduce of 1, 8, 255 ints,
+# Allgather and Allgatherv of 1, 16, 256 ints per rank, with the single-copy bound line),
+# written to $OUT/convoy-bench-overhead.txt and $OUT/convoy-bench-np2.{txt,csv,json}.
+#
 # The budget is 3 minutes on a 2-core machine, where these 4 processes are oversubscribed:
 # each cell stops when every variant's median is known within +-5% (95% CI, after at least
 # 20 repetitions), after 1000 repetitions, or after TIME_CAP seconds (default 5), and
-# --budget BUDGET (default 140 s) shrinks the caps of the remaining cells so that the whole
-# run fits; start-up and the figures take the rest.
+# --budget BUDGET (default 110 s; the np 2 run NP2_BUDGET, 30 s; the overhead run a few
+# seconds) shrinks the caps of the remaining cells so that the whole run fits; start-up and
+# the figures take the rest.
 #
 # Extra arguments go to convoy-bench (e.g. `tools/bench.sh --sync window`); the
 # environment may set BUILD (default build), OUT (default bench-results), NP (default 4),
-# PPN (2), TIME_CAP (5), BUDGET (140).
+# PPN (2), TIME_CAP (5), BUDGET (110), NP2_BUDGET (30).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 
@@ -27,7 +34,8 @@ OUT=${OUT:-bench-results}
 NP=${NP:-4}
 PPN=${PPN:-2}
 TIME_CAP=${TIME_CAP:-5}
-BUDGET=${BUDGET:-140}
+BUDGET=${BUDGET:-110}
+NP2_BUDGET=${NP2_BUDGET:-30}
 BIN=$BUILD/bin/convoy-bench
 MPIEXEC=${MPIEXEC:-mpiexec.openmpi}
 
@@ -50,11 +58,25 @@ rm -f "$OUT"/*.png
 # (Open MPI 4.1's saturates small integer sums, which validation would flag).
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_op=^avx
+
+# The per-call overhead at np 1, then np 2 on one node (no CONVOY_PPN: the real node).
+oh=("$MPIEXEC" --oversubscribe --allow-run-as-root -n 1 "$BIN" --overhead
+    --reps 5000 --min-reps 200 --warmup 20 --time-cap 1)
+echo "+ ${oh[*]}"
+"${oh[@]}" | tee "$OUT/convoy-bench-overhead.txt"
+np2=("$MPIEXEC" --oversubscribe --allow-run-as-root -n 2 "$BIN"
+     --coll barrier,allreduce,allgather,allgatherv --algo all --dist all
+     --count allreduce=1,8,255 --count allgather=1,16,256 --count allgatherv=1,16,256
+     --type int --op sum --reps 1000 --min-reps 20 --warmup 3 --time-cap 2
+     --budget "$NP2_BUDGET" --csv "$OUT/convoy-bench-np2.csv" --json "$OUT/convoy-bench-np2.json")
+echo "+ ${np2[*]}"
+"${np2[@]}" | tee "$OUT/convoy-bench-np2.txt"
+
 export CONVOY_PPN=$PPN
 
 cmd=("$MPIEXEC" --oversubscribe --allow-run-as-root -n "$NP" "$BIN"
      --coll allgatherv,allreduce,barrier --algo all --dist all
-     --count allgatherv=256,16K,1M --count allreduce=1,255,10000,1000000
+     --count allgatherv=256,16K,1M --count allreduce=1,8,255,10000,1000000
      --guidelines --guideline-count 1,1K,64K
      --type int --op sum --reps 1000 --min-reps 20 --warmup 3 --time-cap "$TIME_CAP"
      --budget "$BUDGET" --csv "$CSV" --json "$JSON" "$@")

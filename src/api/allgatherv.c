@@ -35,7 +35,7 @@ static int plan(convoy_request r)
         if (!r->cfg.check_args || r->deferred) return MPI_ERR_TRUNCATE;
         r->local_err = MPI_ERR_TRUNCATE;
     }
-    int64_t *c64 = malloc((size_t)size * 2 * sizeof *c64);
+    int64_t *c64 = convoy__req_i64(r, 2 * (int64_t)size);
     if (!c64) return MPI_ERR_NO_MEM;
     uint64_t h = 0xcbf29ce484222325ULL;
     for (int i = 0; i < size; i++) {
@@ -46,7 +46,6 @@ static int plan(convoy_request r)
     a.rcounts = c64;
     a.displs = c64 + size;
     rc = r->local_err ? MPI_SUCCESS : convoy__plan(r, &a);
-    free(c64);
     if (!rc && !r->deferred && r->cfg.check_args) {
         /* Every rank must see the same byte count for every rank. */
         int64_t v[3] = {(int64_t)(h >> 1), r->inplace, !r->local_err};
@@ -86,12 +85,7 @@ static int setup(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     r->sendbuf = inplace ? NULL : sendbuf;
     r->recvbuf = recvbuf;
     r->count = inplace ? 0 : sendcount;
-    r->rcounts = malloc((size_t)size * sizeof *r->rcounts);
-    r->displs = regular ? NULL : malloc((size_t)size * sizeof *r->displs);
-    if (!r->rcounts || (!regular && !r->displs)) {
-        rc = MPI_ERR_NO_MEM;
-        goto fail;
-    }
+    if ((rc = convoy__req_counts(r, size, !regular))) goto fail;
     for (int i = 0; i < size; i++)
         r->rcounts[i] = recvcounts[regular ? 0 : i];
     if (!regular) memcpy(r->displs, displs, (size_t)size * sizeof *r->displs);

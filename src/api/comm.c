@@ -34,6 +34,11 @@ long convoy__build_count(void)
 
 static void cache_clear(convoy__cstate *cs)
 {
+    for (int c = 0; c < CONVOY_NCOLL; c++) {
+        convoy__sched_release(cs, cs->memo[c].entry);
+        free(cs->memo[c].vec);
+        memset(&cs->memo[c], 0, sizeof cs->memo[c]);
+    }
     for (int i = 0; i < CONVOY_CACHE_SIZE; i++) {
         convoy__centry *e = cs->cache[i];
         if (!e) continue;
@@ -127,10 +132,24 @@ static int64_t env_bytes(const char *name, int64_t def)
 /* The node segment, if every process of comm can have one (agreed collectively, so that
  * all take the same path: past the cap, the algorithms that need a segment are not
  * chosen). Blocking, collective. */
+/* The wait policy from this host's processes of comm (a real node, whatever CONVOY_PPN
+ * says) and its cores. Blocking, collective. */
+static int set_wait_policy(convoy__cstate *cs)
+{
+    MPI_Comm host;
+    int rc = PMPI_Comm_split_type(cs->priv, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host), n = 1;
+    if (rc) return rc;
+    PMPI_Comm_size(host, &n);
+    PMPI_Comm_free(&host);
+    convoy__wait_policy(n);
+    return 0;
+}
+
 static int make_segment(convoy__cstate *cs)
 {
     int rc, node_size;
     cs->segment_tried = 1;
+    if ((rc = set_wait_policy(cs))) return rc;
     if ((rc = convoy__node_comm_mpi(cs->priv, &cs->topo, &cs->node_comm))) return rc;
     if ((rc = PMPI_Comm_size(cs->node_comm, &node_size))) return rc;
     int64_t bytes = env_bytes("CONVOY_SEGMENT_BYTES", 1 << 20);
@@ -439,11 +458,11 @@ int convoy__sched_get(convoy__cstate *cs, const convoy__algo *al, const convoy__
 
 void convoy__sched_release(convoy__cstate *cs, convoy__centry *e)
 {
+    (void)cs; /* (the cache's lock is not needed, see below) */
     if (!e) return;
-    pthread_mutex_lock(&cs->lock);
-    int last = --e->refs == 0 && !e->cached;
-    pthread_mutex_unlock(&cs->lock);
-    if (last) {
+    /* cached is set once, before the entry is handed out; eviction takes only entries
+     * whose count is 0 (under the lock), so a count going down needs no lock. */
+    if (atomic_fetch_sub(&e->refs, 1) == 1 && !e->cached) {
         convoy__sched_free(&e->sched);
         free(e->key);
         free(e);

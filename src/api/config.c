@@ -1,10 +1,14 @@
 /*
- * The CONVOY_* environment, read once per call in one pass over environ (a getenv per
- * setting cost more than the whole schedule of a small Allreduce). Read per call, not per
- * process, so that a tool may change a setting between calls.
+ * The CONVOY_* environment, read in one pass over environ (a getenv per setting cost more
+ * than the whole schedule of a small Allreduce) and kept for the process: a call costs a
+ * check that the environment did not change (below), not a pass over it. Read again when
+ * the check sees a change (setenv/unsetenv/putenv of a new string), on
+ * convoy_config_refresh(), and on every call under CONVOY_CONFIG_REFRESH=1.
  */
 #include "api/internal.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +72,74 @@ void convoy__config_read(convoy__config *c)
         if (c->nvars < CONVOY_CONFIG_VARS) c->vars[c->nvars++] = s;
     }
     if (c->verbose && convoy__machine_measuring()) c->verbose = 0;
+}
+
+/* The process's settings and what the environment looked like when they were read: the
+ * array, its length, and the pointer of every CONVOY_ entry. setenv and unsetenv replace
+ * an entry's pointer or change the length (glibc never edits a string in place), so equal
+ * snapshots mean equal settings; a program that writes into a putenv'd string must call
+ * convoy_config_refresh(). */
+static pthread_mutex_t cfg_lock = PTHREAD_MUTEX_INITIALIZER;
+static convoy__config cfg;
+static char **snap_env;
+static long snap_len;
+static int snap_idx[CONVOY_CONFIG_VARS];
+static atomic_int cfg_valid, cfg_always;
+static uint64_t cfg_gen;
+
+static int snapshot_same(void)
+{
+    char **e = environ;
+    if (e != snap_env || !e) return e == snap_env;
+    if (snap_len > 0 && (e[snap_len - 1] == NULL || e[snap_len] != NULL)) return 0;
+    if (snap_len == 0 && e[0] != NULL) return 0;
+    for (int i = 0; i < cfg.nvars; i++)
+        if (e[snap_idx[i]] != cfg.vars[i]) return 0;
+    return 1;
+}
+
+static void reread(void)
+{
+    convoy__config_read(&cfg);
+    cfg.gen = ++cfg_gen;
+    snap_env = environ;
+    snap_len = 0;
+    int k = 0;
+    for (char **e = environ; e && *e; e++, snap_len++)
+        if (k < cfg.nvars && *e == cfg.vars[k]) snap_idx[k++] = (int)snap_len;
+    const char *v = convoy__config_get(&cfg, "CONVOY_CONFIG_REFRESH");
+    atomic_store(&cfg_always, v && *v && strcmp(v, "0") != 0);
+    atomic_store(&cfg_valid, 1);
+}
+
+/* Odd while the settings are being read again: a reader that saw the same even value
+ * before and after its copy has a consistent one (a sequence lock, so that the common case
+ * takes no lock). */
+static atomic_uint cfg_seq;
+
+void convoy__config_current(convoy__config *c)
+{
+    unsigned s1 = atomic_load_explicit(&cfg_seq, memory_order_acquire);
+    if (!(s1 & 1) && atomic_load(&cfg_valid) && !atomic_load(&cfg_always)) {
+        memcpy(c, &cfg, sizeof *c);
+        int same = snapshot_same();
+        atomic_thread_fence(memory_order_acquire);
+        if (same && atomic_load_explicit(&cfg_seq, memory_order_relaxed) == s1) return;
+    }
+    pthread_mutex_lock(&cfg_lock);
+    if (!atomic_load(&cfg_valid) || atomic_load(&cfg_always) || !snapshot_same()) {
+        atomic_fetch_add_explicit(&cfg_seq, 1, memory_order_acq_rel);
+        reread();
+        atomic_fetch_add_explicit(&cfg_seq, 1, memory_order_release);
+    }
+    *c = cfg;
+    pthread_mutex_unlock(&cfg_lock);
+}
+
+int convoy_config_refresh(void)
+{
+    atomic_store(&cfg_valid, 0);
+    return MPI_SUCCESS;
 }
 
 const char *convoy__config_get(const convoy__config *c, const char *name)

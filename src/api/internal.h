@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "convoy.h"
@@ -15,7 +16,9 @@
 #include "shm/shm.h"
 #include "topo/topo.h"
 
-/* The CONVOY_* settings of one call (config.c). */
+/* The CONVOY_* settings of one call (config.c): the process's, read once and again only
+ * when the environment changed, convoy_config_refresh() was called or
+ * CONVOY_CONFIG_REFRESH=1 is set. */
 enum { CONVOY_CONFIG_VARS = 32 };
 typedef struct convoy__config {
     const char *algo[CONVOY_NCOLL]; /* CONVOY_<COLL>_ALGO, or NULL */
@@ -32,10 +35,14 @@ typedef struct convoy__config {
     const char *tuning_file;   /* CONVOY_TUNING_FILE, or NULL */
     int nvars;
     const char *vars[CONVOY_CONFIG_VARS]; /* every CONVOY_ entry, "NAME=value" */
+    uint64_t gen; /* changes whenever the settings were read again (plan.c's memo) */
 } convoy__config;
+/* One pass over environ. */
 void convoy__config_read(convoy__config *c);
 /* The default of CONVOY_NATIVE_CANDIDATE (libconvoy_pmpi sets it when loaded). */
 extern int convoy__native_candidate_default;
+/* The process's settings (read again if the environment changed): what a call uses. */
+void convoy__config_current(convoy__config *c);
 const char *convoy__config_get(const convoy__config *c, const char *name);
 
 /* The machine parameters as the nonblocking setup carries them (machine.c). */
@@ -48,12 +55,30 @@ typedef struct convoy__centry {
     size_t keylen;
     unsigned char *key;
     convoy__schedule sched;
-    int refs;      /* requests using it; an entry in use is never evicted */
-    uint64_t used; /* for least-recently-used eviction */
-    int cached;    /* 0: owned by one request alone (the cache was full of busy entries) */
+    atomic_int refs; /* requests and memos using it; an entry in use is never evicted */
+    uint64_t used;   /* for least-recently-used eviction */
+    int cached;      /* 0: owned by one request alone (the cache was full of busy entries) */
 } convoy__centry;
 
 enum { CONVOY_CACHE_SIZE = 16 };
+
+/* The last planned call of one collective on a communicator (plan.c): a repeated call is
+ * recognised by comparing its arguments with these, field by field, and reuses the choice,
+ * the parameters and the schedule without building a cache key. */
+typedef struct convoy__memo {
+    int valid;
+    uint64_t gen;      /* of the settings it was planned under */
+    int key[5];        /* what a tune hook reads (may_block, barrier_n, has a hook), and whether
+                          args had rcounts, displs */
+    convoy__args args; /* as the collective passed them (pointers cleared) */
+    int64_t *vec;      /* rcounts then displs (size each), when args had them */
+    int64_t veccap;
+    const convoy__algo *algo; /* NULL: the MPI library's collective */
+    const char *native_why;   /* and then why (CONVOY_STATS) */
+    int nparams;
+    convoy__param params[CONVOY_MAX_PARAMS];
+    convoy__centry *entry; /* holds a reference */
+} convoy__memo;
 
 /* A communicator's Convoy state, attached to it with an attribute. */
 typedef struct convoy__cstate {
@@ -77,6 +102,7 @@ typedef struct convoy__cstate {
     pthread_mutex_t lock;
     convoy__centry *cache[CONVOY_CACHE_SIZE];
     uint64_t tick;
+    convoy__memo memo[CONVOY_NCOLL];
     int barrier_n; /* Barrier: n of CONVOY_DISSEM_N=auto, timed on first blocking use (0: not
                       yet); set at the same call on every rank */
     struct convoy__cstate *prev, *next; /* all states, freed at MPI_Finalize */
@@ -121,6 +147,7 @@ struct convoy_request_s {
     pthread_mutex_t lock;                 /* whoever runs the executor holds it */
     struct convoy_request_s *prev, *next; /* the list of unfinished requests */
     int linked;
+    int blocking;     /* a blocking call: run by its caller alone, never in the list */
     const char *what; /* "Allreduce", for messages */
     convoy__config cfg;
     MPI_Comm comm; /* the user's */
@@ -147,6 +174,13 @@ struct convoy_request_s {
     convoy__centry *entry;
     convoy__mpi_transport tr;
     convoy__exec x;
+    /* Kept when the request goes back to the pool (request.c), so that repeated blocking
+     * calls allocate nothing: the executor's block and scratch, and the count vectors. */
+    convoy__exec_mem xmem;
+    int *ivec; /* convoy__req_counts: rcounts and displs copies */
+    int64_t ivec_cap;
+    int64_t *lvec; /* convoy__req_i64 */
+    int64_t lvec_cap;
     int running; /* x is started and not yet finished */
     uint64_t epoch, shm_seq;
     /* CONVOY_CHECK_ARGS: a segment number taken for an operation whose segment schedule
@@ -177,6 +211,10 @@ struct convoy_request_s {
 
 /* Request life cycle (request.c). */
 int convoy__req_new(const char *what, MPI_Comm comm, convoy_request *out);
+/* Scratch of the request, kept from call to call: r->rcounts (and r->displs if with_displs)
+ * for n ranks, and n 64-bit values (valid until the next call of the same function). */
+int convoy__req_counts(convoy_request r, int n, int with_displs);
+int64_t *convoy__req_i64(convoy_request r, int64_t n);
 /* Starts the operation (first start or persistent restart). */
 int convoy__req_start(convoy_request r);
 /* Progress without blocking; *done = 1 when finished. */

@@ -7,6 +7,7 @@
 #include "select/tuning.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,18 +69,145 @@ void convoy__algo_var(int coll, char env[64])
     snprintf(env + n, 64 - (size_t)n, "_ALGO");
 }
 
+/* --- the memo of the last call ------------------------------------------------------ */
+
+/* The arguments as the memo keeps them: the pointers (topology, count vectors) cleared, so
+ * that a byte comparison compares values; the vectors are compared by content. Padding
+ * bytes the caller left undefined can only make a comparison fail, never succeed falsely:
+ * the keyed cache then serves the call. */
+/* Everything but the parameters is compared (the collectives pass none: they are read
+ * after the choice): the part before them and whatever fields follow them. */
+#define MEMO_BYTES offsetof(convoy__args, nparams)
+#define MEMO_TAIL (offsetof(convoy__args, params) + sizeof(((convoy__args *)0)->params))
+
+static void memo_form(const convoy__args *a, convoy__args *out)
+{
+    memcpy(out, a, MEMO_BYTES);
+    memcpy((char *)out + MEMO_TAIL, (const char *)a + MEMO_TAIL, sizeof *a - MEMO_TAIL);
+    out->topo = NULL;
+    out->rcounts = out->displs = NULL;
+}
+
+static int memo_same(const convoy__args *x, const convoy__args *y)
+{
+    return memcmp(x, y, MEMO_BYTES) == 0 &&
+           memcmp((const char *)x + MEMO_TAIL, (const char *)y + MEMO_TAIL,
+                  sizeof *x - MEMO_TAIL) == 0;
+}
+
+static void memo_key(const convoy_request r, const convoy__args *a, int key[5])
+{
+    key[0] = r->may_block;
+    key[1] = r->cs->barrier_n;
+    key[2] = r->tune != NULL;
+    key[3] = a->rcounts != NULL;
+    key[4] = a->displs != NULL;
+}
+
+static int memo_vec_same(const convoy__memo *mo, const convoy__args *a)
+{
+    const int64_t n = a->topo->size;
+    if ((mo->args.count != a->count)) return 0; /* (cheap test first) */
+    if (a->rcounts && memcmp(mo->vec, a->rcounts, (size_t)n * sizeof *mo->vec) != 0) return 0;
+    if (a->displs && memcmp(mo->vec + n, a->displs, (size_t)n * sizeof *mo->vec) != 0) return 0;
+    return 1;
+}
+
+/* A hit: the same collective with the same arguments, settings and tuning state as the
+ * communicator's last planned call of it. Not for deferred requests (they plan inside
+ * progress, possibly on another thread) or verbose runs (which print every choice). */
+/* The collectives whose arguments the memo is known to compare completely: their only
+ * pointers are rcounts and displs (compared by content). A collective with other vectors
+ * behind pointers (whose address may repeat while the content changes) must be added here
+ * only with them compared like rcounts. */
+static int memo_knows(int coll)
+{
+    return coll == CONVOY_COLL_ALLGATHERV || coll == CONVOY_COLL_ALLREDUCE ||
+           coll == CONVOY_COLL_BARRIER || coll == CONVOY_COLL_REDUCE_SCATTER;
+}
+
+static int memo_hit(convoy_request r, convoy__args *a)
+{
+    const convoy__memo *mo = &r->cs->memo[a->coll];
+    if (!memo_knows(a->coll) || !mo->valid || mo->gen != r->cfg.gen || r->deferred ||
+        r->cfg.verbose)
+        return 0;
+    int key[5];
+    memo_key(r, a, key);
+    if (memcmp(key, mo->key, sizeof key) != 0 || !memo_vec_same(mo, a)) return 0;
+    convoy__args f;
+    memo_form(a, &f);
+    if (a->nparams != 0 || !memo_same(&f, &mo->args)) return 0;
+    a->nparams = mo->nparams;
+    memcpy(a->params, mo->params, sizeof a->params);
+    /* The memo holds a reference: the entry cannot be evicted, so no lock is needed. */
+    if (mo->entry) atomic_fetch_add(&mo->entry->refs, 1);
+    const char *name = mo->algo ? mo->algo->name : "native";
+    if (r->cs->last_algo != name) {
+        pthread_mutex_lock(&r->cs->lock);
+        r->cs->last_algo = name;
+        pthread_mutex_unlock(&r->cs->lock);
+    }
+    r->algo = mo->algo;
+    r->native_why = mo->native_why;
+    r->entry = mo->entry;
+    return 1;
+}
+
+/* Remembers a planned call (pre: its arguments before planning, a: after). */
+static void memo_keep(convoy_request r, const convoy__args *pre, const convoy__args *a)
+{
+    convoy__memo *mo = &r->cs->memo[a->coll];
+    if (r->deferred || !memo_knows(a->coll)) return;
+    const int64_t n = a->topo->size, need = (a->rcounts || a->displs) ? 2 * n : 0;
+    if (need > mo->veccap) {
+        int64_t *v = realloc(mo->vec, (size_t)need * sizeof *v);
+        if (!v) return;
+        mo->vec = v;
+        mo->veccap = need;
+    }
+    convoy__sched_release(r->cs, mo->entry);
+    mo->entry = NULL;
+    mo->valid = 0;
+    if (r->algo && !r->entry) return;
+    if (a->rcounts) memcpy(mo->vec, a->rcounts, (size_t)n * sizeof *mo->vec);
+    if (a->displs) memcpy(mo->vec + n, a->displs, (size_t)n * sizeof *mo->vec);
+    memo_form(pre, &mo->args);
+    memo_key(r, a, mo->key);
+    mo->gen = r->cfg.gen;
+    mo->algo = r->algo;
+    mo->native_why = r->native_why;
+    mo->nparams = a->nparams;
+    memcpy(mo->params, a->params, sizeof mo->params);
+    if (r->entry) atomic_fetch_add(&r->entry->refs, 1);
+    mo->entry = r->entry;
+    mo->valid = 1;
+}
+
+static int plan_full(convoy_request r, convoy__args *a);
+
 int convoy__plan(convoy_request r, convoy__args *a)
 {
-    char env[64];
-    const char *coll = convoy__coll_name(a->coll);
-    const char *forced = r->cfg.algo[a->coll];
-    convoy__machine m;
-    convoy__machine_of_call(&r->cfg, r->cs, &m);
-    a->machine = m;
+    convoy__machine_of_call(&r->cfg, r->cs, &a->machine);
     /* A deferred request has no segment: it may plan after a blocking call made one, and
      * segment operations must be numbered in call order. Set before the choice, so that
      * the applicability predicates and cost models of segment algorithms see it. */
     a->shm_bytes = r->cs->shm && !r->deferred ? r->cs->shm->bytes : 0;
+    if (memo_hit(r, a)) return MPI_SUCCESS;
+    convoy__args pre;
+    memo_form(a, &pre);
+    pre.nparams = a->nparams;
+    int rc = plan_full(r, a);
+    if (!rc && !r->cfg.verbose && pre.nparams == 0) memo_keep(r, &pre, a);
+    return rc;
+}
+
+static int plan_full(convoy_request r, convoy__args *a)
+{
+    char env[64];
+    const char *coll = convoy__coll_name(a->coll);
+    const char *forced = r->cfg.algo[a->coll];
+    const convoy__machine m = a->machine;
     /* A tuning rule (unless forced or reproducible); else the model. A rule's algorithm that
      * does not apply to this call leaves the choice to the model. */
     convoy__tuning_rule rule;

@@ -40,7 +40,7 @@ static int plan(convoy_request r)
                       .idempotent = convoy__op_is_idempotent(r->op)};
     if ((rc = convoy__describe_type(r->rtype, &a.rtype))) return rc;
     a.stype = a.rtype;
-    int64_t *c64 = malloc((size_t)size * 2 * sizeof *c64);
+    int64_t *c64 = convoy__req_i64(r, 2 * (int64_t)size);
     if (!c64) return MPI_ERR_NO_MEM;
     uint64_t h = 0xcbf29ce484222325ULL;
     int64_t total = 0;
@@ -54,7 +54,6 @@ static int plan(convoy_request r)
     a.rcounts = c64;
     a.displs = c64 + size;
     rc = convoy__plan(r, &a);
-    free(c64);
     if (!rc && !r->deferred && r->cfg.check_args) {
         /* Predefined ops by index; user ops only by commutativity (handles differ). */
         int64_t v[4] = {r->rcounts ? (int64_t)(h >> 1) : r->count, a.rtype.size,
@@ -100,8 +99,7 @@ static int setup(const char *what, const void *sendbuf, void *recvbuf, int recvc
     r->recvbuf = recvbuf;
     r->count = recvcounts ? 0 : recvcount;
     if (recvcounts) {
-        r->rcounts = malloc((size_t)size * sizeof *r->rcounts);
-        if (!r->rcounts) {
+        if (convoy__req_counts(r, size, 0)) {
             convoy__req_free(r);
             return MPI_ERR_NO_MEM;
         }

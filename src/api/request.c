@@ -6,6 +6,7 @@
 #include "api/internal.h"
 #include "platform/platform.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
  * a request's lock, then the list's; the list's walker only try-locks requests. */
 static pthread_mutex_t active_lock = PTHREAD_MUTEX_INITIALIZER;
 static convoy_request active_head;
+static atomic_int nlinked; /* length of the list (read without its lock: a hint) */
 
 static void link_active(convoy_request r)
 {
@@ -25,6 +27,7 @@ static void link_active(convoy_request r)
     if (active_head) active_head->prev = r;
     active_head = r;
     r->linked = 1;
+    atomic_fetch_add_explicit(&nlinked, 1, memory_order_relaxed);
     pthread_mutex_unlock(&active_lock);
 }
 
@@ -38,23 +41,98 @@ static void unlink_locked(convoy_request r)
         active_head = r->next;
     if (r->next) r->next->prev = r->prev;
     r->linked = 0;
+    atomic_fetch_sub_explicit(&nlinked, 1, memory_order_relaxed);
 }
 
 static void unlink_active(convoy_request r)
 {
+    if (!r->linked) return; /* only its owner links it */
     pthread_mutex_lock(&active_lock);
     unlink_locked(r);
     pthread_mutex_unlock(&active_lock);
 }
 
+/* Requests that finished go back to a small process-wide pool with the memory they own
+ * (executor block, scratch, count vectors), so that a blocking call in the steady state
+ * takes its request and memory from there and calls no allocator. */
+enum { POOL_SIZE = 8 };
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static convoy_request pool[POOL_SIZE];
+static int npool;
+
+/* One request outside the locked pool, taken and given back with one atomic exchange: the
+ * steady state of blocking calls on one thread never takes the pool's lock. */
+static _Atomic(convoy_request) pool_fast;
+
+static convoy_request pool_take(void)
+{
+    convoy_request r = atomic_exchange_explicit(&pool_fast, NULL, memory_order_acquire);
+    if (!r) {
+        pthread_mutex_lock(&pool_lock);
+        if (npool > 0) r = pool[--npool];
+        pthread_mutex_unlock(&pool_lock);
+    }
+    if (!r) return calloc(1, sizeof *r);
+    const convoy__exec_mem xmem = r->xmem;
+    int *ivec = r->ivec;
+    int64_t *lvec = r->lvec, icap = r->ivec_cap, lcap = r->lvec_cap;
+    memset(r, 0, sizeof *r);
+    r->xmem = xmem;
+    r->ivec = ivec, r->ivec_cap = icap;
+    r->lvec = lvec, r->lvec_cap = lcap;
+    return r;
+}
+
+static void pool_give(convoy_request r)
+{
+    convoy_request none = NULL;
+    if (atomic_compare_exchange_strong_explicit(&pool_fast, &none, r, memory_order_release,
+                                                memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&pool_lock);
+    int kept = npool < POOL_SIZE;
+    if (kept) pool[npool++] = r;
+    pthread_mutex_unlock(&pool_lock);
+    if (kept) return;
+    free(r->xmem.p);
+    free(r->ivec);
+    free(r->lvec);
+    free(r);
+}
+
+static void *grow(void *p, int64_t *cap, int64_t need, size_t elem)
+{
+    if (need <= *cap) return p;
+    free(p);
+    *cap = 0;
+    if (!(p = malloc((size_t)need * elem))) return NULL;
+    *cap = need;
+    return p;
+}
+
+int convoy__req_counts(convoy_request r, int n, int with_displs)
+{
+    int64_t need = (int64_t)n * (with_displs ? 2 : 1);
+    if (need < 1) need = 1;
+    if (!(r->ivec = grow(r->ivec, &r->ivec_cap, need, sizeof *r->ivec))) return MPI_ERR_NO_MEM;
+    r->rcounts = r->ivec;
+    r->displs = with_displs ? r->ivec + n : NULL;
+    return MPI_SUCCESS;
+}
+
+int64_t *convoy__req_i64(convoy_request r, int64_t n)
+{
+    return r->lvec = grow(r->lvec, &r->lvec_cap, n < 1 ? 1 : n, sizeof *r->lvec);
+}
+
 int convoy__req_new(const char *what, MPI_Comm comm, convoy_request *out)
 {
-    convoy_request r = calloc(1, sizeof *r);
+    convoy_request r = pool_take();
     if (!r) return MPI_ERR_NO_MEM;
     pthread_mutex_init(&r->lock, NULL);
     r->what = what;
     r->comm = comm;
-    convoy__config_read(&r->cfg);
+    convoy__config_current(&r->cfg);
     r->native_req = r->agree_req = MPI_REQUEST_NULL;
     r->stype = r->rtype = MPI_DATATYPE_NULL;
     *out = r;
@@ -68,7 +146,8 @@ static int start_schedule(convoy_request r)
     int uses_shm = s->nflags > 0 || s->shm_bytes > 0;
     convoy__mpi_transport_init(&r->tr, cs->priv, cs->tag_ub, r->stype, r->rtype, r->op, r->op_type,
                                uses_shm ? cs->shm : NULL, r->shm_seq);
-    int rc = convoy__exec_start(&r->x, s, &r->tr.t, &cs->topo, r->sendbuf, r->recvbuf, r->epoch);
+    int rc = convoy__exec_start_mem(&r->x, s, &r->tr.t, &cs->topo, r->sendbuf, r->recvbuf, r->epoch,
+                                    &r->xmem);
     r->running = rc == 0;
     return rc;
 }
@@ -162,14 +241,16 @@ int convoy__req_start(convoy_request r)
     r->active = 1;
     r->finished = 0;
     r->saved_err = 0;
-    r->t_start = PMPI_Wtime();
+    r->t_start = r->cfg.watchdog > 0 ? PMPI_Wtime() : 0;
     r->t_report = 0;
     int rc = begin(r);
     if (rc) {
         r->active = 0;
         return rc;
     }
-    link_active(r);
+    /* A blocking call's request is progressed by its caller until it is done: other
+     * waits need not see it (and it saves the list's lock twice per call). */
+    if (!r->blocking) link_active(r);
     return MPI_SUCCESS;
 }
 
@@ -179,6 +260,7 @@ int convoy__req_launch(convoy_request r, int mode, convoy_request *out)
         *out = r;
         return MPI_SUCCESS;
     }
+    r->blocking = mode == CONVOY_BLOCKING;
     int rc = convoy__req_start(r);
     if (!rc && mode == CONVOY_BLOCKING) {
         rc = convoy__req_wait(r);
@@ -257,6 +339,8 @@ out:
 int convoy__req_progress(convoy_request r, int *done)
 {
     int rc;
+    /* A blocking call's request is seen by its caller alone: no lock. */
+    if (r->blocking) return r->finished ? (*done = 1, r->saved_err) : step(r, done);
     pthread_mutex_lock(&r->lock);
     if (r->finished || !r->active) {
         *done = 1;
@@ -272,6 +356,7 @@ int convoy__req_progress(convoy_request r, int *done)
 /* Runs the executors of the other active requests (skipped if another thread is at it). */
 static void progress_others(convoy_request self)
 {
+    if (!atomic_load_explicit(&nlinked, memory_order_relaxed)) return;
     if (pthread_mutex_trylock(&active_lock)) return;
     convoy_request next;
     for (convoy_request q = active_head; q; q = next) {
@@ -361,10 +446,12 @@ void convoy__req_free(convoy_request r)
         if (r->stype != r->rtype) convoy__type_drop(&r->stype);
         convoy__type_drop(&r->rtype);
     }
-    free(r->rcounts);
-    free(r->displs);
+    /* Count vectors in the request's own scratch stay with it; others were allocated. */
+    const int *lo = r->ivec, *hi = r->ivec ? r->ivec + r->ivec_cap : NULL;
+    if (!(r->rcounts >= lo && r->rcounts < hi)) free(r->rcounts);
+    if (!(r->displs >= lo && r->displs < hi)) free(r->displs);
     pthread_mutex_destroy(&r->lock);
-    free(r);
+    pool_give(r);
 }
 
 /* --- the public request functions ----------------------------------------------------- */

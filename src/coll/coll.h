@@ -53,6 +53,18 @@ typedef struct convoy__machine {
 
 /* m with zero level fields replaced by the flat values. */
 convoy__machine convoy__machine_levels(const convoy__machine *m);
+/* The cost of one flag handshake between two processes of a node through the node
+ * segment (a store-release seen by a polling load-acquire: a cache line moving between
+ * cores, and the executor's step around it), in seconds; the segment algorithms' cost
+ * models count these as the network ones count alpha. At least half a message's alpha:
+ * the waiter needs its peer to run, as a message needs its receiver, and where processes
+ * share cores (oversubscribed, or a loaded host) that, not the cache line, is the cost,
+ * and the measured alpha shows it. */
+#define CONVOY_FLAG_COST 2e-7
+static inline double convoy__flag_cost(const convoy__machine *m)
+{
+    return m->alpha / 2 > CONVOY_FLAG_COST ? m->alpha / 2 : CONVOY_FLAG_COST;
+}
 
 /* An algorithm parameter, named like its environment override. */
 typedef struct convoy__param {
@@ -235,6 +247,10 @@ int convoy__allreduce_hier(const convoy__args *a, convoy__schedule *s);
 int convoy__allreduce_hier_applicable(const convoy__args *a);
 double convoy__allreduce_hier_cost(const convoy__args *a, const convoy__machine *m);
 
+int convoy__allreduce_node_dissem(const convoy__args *a, convoy__schedule *s);
+int convoy__allreduce_node_dissem_applicable(const convoy__args *a);
+double convoy__allreduce_node_dissem_cost(const convoy__args *a, const convoy__machine *m);
+
 /* barrier */
 int convoy__barrier_dissem(const convoy__args *a, convoy__schedule *s);
 double convoy__barrier_dissem_cost(const convoy__args *a, const convoy__machine *m);
@@ -242,6 +258,9 @@ void convoy__barrier_dissem_explain(const convoy__args *a, char *buf, size_t len
 /* Its n (CONVOY_DISSEM_N, else the cost model's), rounds k and last-round messages m. */
 int convoy__barrier_dissem_n(const convoy__args *a);
 void convoy__barrier_dissem_shape(const convoy__args *a, int *n, int *k, int *m);
+int convoy__barrier_node_flags(const convoy__args *a, convoy__schedule *s);
+int convoy__barrier_node_flags_applicable(const convoy__args *a);
+double convoy__barrier_node_flags_cost(const convoy__args *a, const convoy__machine *m);
 
 /* reduce_scatter */
 int convoy__reduce_scatter_ring(const convoy__args *a, convoy__schedule *s);

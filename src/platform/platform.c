@@ -191,19 +191,5 @@ void convoy__plat_charge_reduce(int64_t count, MPI_Datatype type)
     charge((double)count * size, "CONVOY_SIM_REDUCE_BW", 2.5e9, &bw);
 }
 #else
-void convoy__plat_wait(unsigned *iter)
-{
-    unsigned i = (*iter)++;
-    if (i < 16) return; /* the caller polls again at once */
-    if (i < 4096) {
-        sched_yield(); /* an oversubscribed core goes to a process that can progress */
-        return;
-    }
-    /* Long waits (a late peer): sleep, growing to 100 us, to leave the cores to others. */
-    long ns = 1000L << ((i - 4096) / 256 < 7 ? (i - 4096) / 256 : 7);
-    struct timespec ts = {0, ns > 100000 ? 100000 : ns};
-    nanosleep(&ts, NULL);
-}
-
 void convoy__plat_notified(void) {}
 #endif

@@ -42,7 +42,8 @@ static inline int convoy__plat_blocking_waits(void)
 #endif
 }
 
-/* One step of a polling wait; *iter counts the steps of one wait (start it at 0). */
+/* One step of a polling wait under simulation; *iter counts the steps of one wait (start it
+ * at 0). Natively, convoy__backoff (src/shm) has the wait policy. */
 void convoy__plat_wait(unsigned *iter);
 
 /* After a notification flag was set: wakes the processes waiting for one (simulation). */

@@ -164,6 +164,13 @@ static int start_child(convoy__exec *x, int i, const convoy__step *st)
 int convoy__exec_start(convoy__exec *x, const convoy__schedule *s, const convoy__transport *t,
                        const convoy__topo *topo, const void *sendbuf, void *recvbuf, uint64_t epoch)
 {
+    return convoy__exec_start_mem(x, s, t, topo, sendbuf, recvbuf, epoch, NULL);
+}
+
+int convoy__exec_start_mem(convoy__exec *x, const convoy__schedule *s, const convoy__transport *t,
+                           const convoy__topo *topo, const void *sendbuf, void *recvbuf,
+                           uint64_t epoch, convoy__exec_mem *mem)
+{
     memset(x, 0, sizeof *x);
     if (s->err) return s->err;
     int n = s->nsteps;
@@ -190,15 +197,32 @@ int convoy__exec_start(convoy__exec *x, const convoy__schedule *s, const convoy_
     x->base[CONVOY_BUF_SEND] = (void *)sendbuf;
     x->base[CONVOY_BUF_RECV] = recvbuf;
     x->base[CONVOY_BUF_SHM] = t->shm_base;
-    /* One allocation for the per-step arrays (a small collective's schedule runs in a few
-     * microseconds: allocations would dominate), one for the scratch memory. */
+    /* One block for the per-step arrays (a small collective's schedule runs in a few
+     * microseconds: allocations would dominate) and the scratch memory after it, a cache
+     * line apart; from the caller's memory when it lends some (a request keeps its block
+     * from call to call, so repeated calls allocate nothing). */
     const size_t nn = (size_t)n + 1, i32 = sizeof(int32_t);
     const size_t sz_req = nn * sizeof(void *), sz_i32 = (4 * nn + 1 + (size_t)s->ndeps) * i32;
-    x->block = calloc(1, sz_req + sz_i32 + nn);
-    if (s->tmp_bytes > 0) x->tmp_alloc = malloc((size_t)s->tmp_bytes);
-    if (!x->block || (s->tmp_bytes > 0 && !x->tmp_alloc)) {
-        convoy__exec_free(x);
-        return CONVOY_ERR_NO_MEM;
+    const size_t sz_block = (sz_req + sz_i32 + nn + 63) / 64 * 64;
+    const size_t need = sz_block + (size_t)s->tmp_bytes;
+    if (mem) {
+        if (mem->cap < need) {
+            free(mem->p);
+            mem->cap = 0;
+            if (!(mem->p = malloc(need))) return CONVOY_ERR_NO_MEM;
+            mem->cap = need;
+        }
+        x->block = mem->p;
+        x->borrowed = 1;
+        memset(x->block, 0, sz_block);
+        if (s->tmp_bytes > 0) x->tmp_alloc = (char *)x->block + sz_block;
+    } else {
+        x->block = calloc(1, sz_block);
+        if (s->tmp_bytes > 0) x->tmp_alloc = malloc((size_t)s->tmp_bytes);
+        if (!x->block || (s->tmp_bytes > 0 && !x->tmp_alloc)) {
+            convoy__exec_free(x);
+            return CONVOY_ERR_NO_MEM;
+        }
     }
     x->req = x->block;
     x->missing = (int32_t *)((char *)x->block + sz_req);
@@ -320,8 +344,10 @@ void convoy__exec_free(convoy__exec *x)
             if (x->child[i].s) convoy__exec_free(&x->child[i]);
         free(x->child);
     }
-    free(x->block);
-    free(x->tmp_alloc);
+    if (!x->borrowed) {
+        free(x->block);
+        free(x->tmp_alloc);
+    }
     memset(x, 0, sizeof *x);
 }
 

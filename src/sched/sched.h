@@ -188,6 +188,7 @@ typedef struct convoy__exec {
     void *base[CONVOY_NBUF];
     void *tmp_alloc;
     void *block;                /* the per-step arrays below, in one allocation */
+    int borrowed;               /* block and tmp_alloc are the caller's (exec_start_mem) */
     uint64_t epoch;             /* operation number, added to tags and notification values */
     uint8_t *state;             /* per step */
     void **req;                 /* per step */
@@ -211,6 +212,15 @@ int convoy__tag(uint64_t epoch, int block, int step_tag, int shift, int tag_ub);
 int convoy__exec_start(convoy__exec *x, const convoy__schedule *s, const convoy__transport *t,
                        const convoy__topo *topo, const void *sendbuf, void *recvbuf,
                        uint64_t epoch);
+/* The same, in memory the caller lends (grown when too small, kept by the caller for the
+ * next start: repeated operations allocate nothing); NULL: allocate. */
+typedef struct convoy__exec_mem {
+    void *p;
+    size_t cap;
+} convoy__exec_mem;
+int convoy__exec_start_mem(convoy__exec *x, const convoy__schedule *s, const convoy__transport *t,
+                           const convoy__topo *topo, const void *sendbuf, void *recvbuf,
+                           uint64_t epoch, convoy__exec_mem *mem);
 /* Makes all progress possible now without blocking; *done = 1 when every step is done. */
 int convoy__exec_progress(convoy__exec *x, int *done);
 /* Frees what start allocated; cancels requests still in flight. */

@@ -143,9 +143,18 @@ void convoy__mpi_transport_init(convoy__mpi_transport *m, MPI_Comm comm, int tag
     m->op = op;
     m->op_type = op_type;
     m->shm = shm;
+    /* Each description is three MPI queries: once per distinct type of the call. */
     describe(m, CONVOY_T_SEND, stype);
-    describe(m, CONVOY_T_RECV, rtype);
-    describe(m, CONVOY_T_BYTE, MPI_BYTE);
+    if (rtype == stype) {
+        m->type[CONVOY_T_RECV] = rtype;
+        m->size[CONVOY_T_RECV] = m->size[CONVOY_T_SEND];
+        m->contig[CONVOY_T_RECV] = m->contig[CONVOY_T_SEND];
+    } else {
+        describe(m, CONVOY_T_RECV, rtype);
+    }
+    m->type[CONVOY_T_BYTE] = MPI_BYTE;
+    m->size[CONVOY_T_BYTE] = 1;
+    m->contig[CONVOY_T_BYTE] = 1;
     convoy__transport *t = &m->t;
     t->ctx = m;
     t->tag_ub = tag_ub;

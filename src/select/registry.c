@@ -118,6 +118,12 @@ const convoy__algo convoy__algos[] = {
      .applicable = convoy__allreduce_hier_applicable,
      .cost = convoy__allreduce_hier_cost,
      .props = CONVOY_ALGO_REPRODUCIBLE},
+    {.coll = CONVOY_COLL_ALLREDUCE,
+     .name = "node_dissem",
+     .build = convoy__allreduce_node_dissem,
+     .applicable = convoy__allreduce_node_dissem_applicable,
+     .cost = convoy__allreduce_node_dissem_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE | CONVOY_ALGO_NONCOMMUTATIVE},
 
     /* barrier */
     {.coll = CONVOY_COLL_BARRIER,
@@ -127,6 +133,12 @@ const convoy__algo convoy__algos[] = {
      .params = "CONVOY_DISSEM_N",
      .props = CONVOY_ALGO_REPRODUCIBLE,
      .explain = convoy__barrier_dissem_explain},
+    {.coll = CONVOY_COLL_BARRIER,
+     .name = "node_flags",
+     .build = convoy__barrier_node_flags,
+     .applicable = convoy__barrier_node_flags_applicable,
+     .cost = convoy__barrier_node_flags_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE},
 
     /* reduce_scatter */
     {.coll = CONVOY_COLL_REDUCE_SCATTER,

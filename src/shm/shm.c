@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 enum { LINE = 64 };
 
@@ -105,7 +106,68 @@ int convoy__shm_reached(const convoy__shm *seg, int node_peer, int flag, uint64_
                                 memory_order_acquire) >= value;
 }
 
+/* The wait policy (see shm.h): polls before yielding, polls before sleeping. Set at each
+ * communicator setup from whether this host is oversubscribed; CONVOY_WAIT_SPIN and
+ * CONVOY_WAIT_YIELD override. Relaxed atomics: a racing reader sees the old or the new
+ * policy, both valid. */
+static atomic_uint wait_spin = 16, wait_yield = 4096;
+
+static unsigned env_count(const char *name, unsigned def)
+{
+    const char *v = getenv(name);
+    char *end;
+    long n = v && *v ? strtol(v, &end, 10) : -1;
+    return n >= 0 && *end == '\0' ? (unsigned)n : def;
+}
+
+int convoy__host_cores(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+void convoy__wait_policy(int host_procs)
+{
+    /* The most processes any communicator has shown on this host (a smaller communicator
+     * does not make the host less busy). */
+    static atomic_int most;
+    int m = atomic_load(&most);
+    while (host_procs > m && !atomic_compare_exchange_weak(&most, &m, host_procs))
+        ;
+    host_procs = host_procs > m ? host_procs : m;
+    const int host_cores = convoy__host_cores();
+    /* Oversubscribed: the peer we wait for may be waiting for our core, so yield at once.
+     * Otherwise every process has a core: poll longer before yielding (a yield with no one
+     * else runnable is a wasted system call) and long before sleeping (a sleep costs a
+     * wake-up of tens of microseconds). */
+    const int over = host_cores > 0 && host_procs > host_cores;
+    unsigned spin = env_count("CONVOY_WAIT_SPIN", over ? 0 : 64);
+    unsigned yield = env_count("CONVOY_WAIT_YIELD", over ? 4096 : 16384);
+    atomic_store_explicit(&wait_spin, spin, memory_order_relaxed);
+    atomic_store_explicit(&wait_yield, yield < spin ? spin : yield, memory_order_relaxed);
+}
+
 void convoy__backoff(unsigned *iter)
 {
+#ifdef CONVOY_SIMGRID
+    /* Ranks are cooperative contexts: the platform layer's wait hands the processor to
+     * the simulator. */
     convoy__plat_wait(iter);
+#else
+    const unsigned i = (*iter)++;
+    const unsigned spin = atomic_load_explicit(&wait_spin, memory_order_relaxed);
+    const unsigned yield = atomic_load_explicit(&wait_yield, memory_order_relaxed);
+    if (i < spin) return; /* the caller polls again at once */
+    if (i < yield) {
+        sched_yield(); /* an oversubscribed core goes to a process that can progress */
+        return;
+    }
+    /* Long waits (a late peer): sleep, growing to 100 us, to leave the cores to others. */
+    const unsigned k = (i - yield) / 256 < 7 ? (i - yield) / 256 : 7;
+    long ns = 1000L << k;
+    struct timespec ts = {0, ns > 100000 ? 100000 : ns};
+    nanosleep(&ts, NULL);
+#endif
 }

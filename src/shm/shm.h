@@ -31,10 +31,17 @@ int convoy__shm_free(convoy__shm *seg); /* collective over the node communicator
 void convoy__shm_notify(convoy__shm *seg, int flag, uint64_t value);
 int convoy__shm_reached(const convoy__shm *seg, int node_peer, int flag, uint64_t value);
 
-/* Waiting politely: spins briefly, then yields, then sleeps for growing intervals, so that
- * 8 processes on 2 cores all progress (and, in a SimGrid build, the simulator runs).
- * *iter counts the calls of one wait; start it at 0. */
+/* Waiting politely: polls, then yields, then sleeps for growing intervals up to 100 us, so
+ * that 8 processes on 2 cores all progress (and, in a SimGrid build, the simulator runs).
+ * *iter counts the calls of one wait; start it at 0. The one place every wait of the
+ * library passes through. */
 void convoy__backoff(unsigned *iter);
+/* Cores this process may run on (its affinity mask). */
+int convoy__host_cores(void);
+/* Sets the policy from this host's processes and cores (each communicator's setup):
+ * oversubscribed, yield at once and sleep after 4096 polls; else poll 64 times, yield
+ * until 16384, then sleep. CONVOY_WAIT_SPIN / CONVOY_WAIT_YIELD (poll counts) override. */
+void convoy__wait_policy(int host_procs);
 
 /* Process-wide cap on node segments (CONVOY_MAX_SEGMENTS, default 16): take one, or give
  * one back. Returns 1 if one was taken. */
