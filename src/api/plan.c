@@ -122,8 +122,9 @@ static int memo_vec_same(const convoy__memo *mo, const convoy__args *a)
  * only with them compared like rcounts. */
 static int memo_knows(int coll)
 {
-    return coll == CONVOY_COLL_ALLGATHERV || coll == CONVOY_COLL_ALLREDUCE ||
-           coll == CONVOY_COLL_BARRIER || coll == CONVOY_COLL_REDUCE_SCATTER;
+    return coll == CONVOY_COLL_ALLGATHERV || coll == CONVOY_COLL_ALLGATHER ||
+           coll == CONVOY_COLL_ALLREDUCE || coll == CONVOY_COLL_BARRIER ||
+           coll == CONVOY_COLL_REDUCE_SCATTER || coll == CONVOY_COLL_REDUCE_SCATTER_BLOCK;
 }
 
 static int memo_hit(convoy_request r, convoy__args *a)
