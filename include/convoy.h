@@ -17,6 +17,7 @@
  * passed consistent arguments, CONVOY_WATCHDOG=seconds reports a stuck operation,
  * CONVOY_VERBOSE=1 prints the choices made, CONVOY_DISSEM_N=k|auto sets the fan-out of the
  * n-way dissemination Barrier (auto: timed on the communicator's first blocking Barrier).
+ * CONVOY_SCAN_BLOCK=elements sets the block of the pipelined Scan/Exscan (`linear`).
  * docs/architecture.md has the rest.
  */
 #ifndef CONVOY_H
@@ -83,6 +84,37 @@ int convoy_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcou
 int convoy_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[],
                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
                                convoy_request *request);
+
+/* Reduce, Scan, Exscan, Alltoall (papers/004's regular collectives): MPI's semantics.
+ * Reduce: MPI_IN_PLACE at the root only, recvbuf significant at the root only. Scan and
+ * Exscan: MPI_IN_PLACE on every rank or none; Exscan never writes rank 0's recvbuf.
+ * Non-commutative operations keep rank order (algorithms that cannot are not chosen).
+ * Alltoall: MPI_IN_PLACE (sendcount, sendtype ignored) exchanges the blocks of recvbuf. */
+int convoy_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  int root, MPI_Comm comm);
+int convoy_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   int root, MPI_Comm comm, convoy_request *request);
+int convoy_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                       MPI_Op op, int root, MPI_Comm comm, MPI_Info info, convoy_request *request);
+int convoy_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm);
+int convoy_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm, convoy_request *request);
+int convoy_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, MPI_Info info, convoy_request *request);
+int convoy_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm);
+int convoy_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, convoy_request *request);
+int convoy_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, MPI_Info info, convoy_request *request);
+int convoy_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int convoy_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, convoy_request *request);
+int convoy_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                         convoy_request *request);
 
 /* Starts an inactive persistent request. */
 int convoy_start(convoy_request *request);

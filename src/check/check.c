@@ -359,11 +359,12 @@ static int validate(const vctx *v, const convoy__schedule *s, int comm, const ch
 /* --- one case ------------------------------------------------------------------------ */
 
 typedef struct casedata {
-    int P, coll, inplace;
+    int P, coll, inplace, root;
     int64_t cb;                /* cell bytes */
     int64_t *rcounts, *displs; /* allgatherv */
     int64_t rcells;            /* allgatherv: receive buffer cells */
-    int64_t n;                 /* allreduce elements; reduce_scatter: the whole vector */
+    int64_t n; /* allreduce, reduce, scans: elements; reduce_scatter: the whole vector;
+                  alltoall: elements per block */
     ar_ctx ar;
 } casedata;
 
@@ -379,6 +380,48 @@ static int64_t rs_rcells(const casedata *d, int rank)
     return d->inplace ? d->n : d->rcounts[rank];
 }
 
+/* Cells are contributor sets (reductions), or (origin, index) pairs (allgatherv, alltoall). */
+static int is_red(const casedata *d)
+{
+    return d->coll != CONVOY_COLL_ALLGATHERV && d->coll != CONVOY_COLL_ALLTOALL;
+}
+
+/* MPI_IN_PLACE at this rank: Reduce's is the root's alone. */
+static int inplace_at(const casedata *d, int rank)
+{
+    return d->inplace && (d->coll != CONVOY_COLL_REDUCE || rank == d->root);
+}
+
+static int64_t scells_of(const casedata *d, int rank)
+{
+    return d->coll == CONVOY_COLL_ALLGATHERV ? d->rcounts[rank]
+           : d->coll == CONVOY_COLL_ALLTOALL ? d->P * d->n
+                                             : d->n;
+}
+
+static int64_t rcells_of(const casedata *d, int rank)
+{
+    switch (d->coll) {
+    case CONVOY_COLL_ALLGATHERV: return d->rcells;
+    case CONVOY_COLL_REDUCE_SCATTER: return rs_rcells(d, rank);
+    case CONVOY_COLL_REDUCE: return rank == d->root ? d->n : 0;
+    case CONVOY_COLL_ALLTOALL: return d->P * d->n;
+    default: return d->n;
+    }
+}
+
+/* Reductions: the contributors [*lo, *hi] rank's result must hold; 0 if it has no result
+ * (Reduce's non-roots, Exscan's rank 0: the receive buffer must stay as it was). */
+static int red_range(const casedata *d, int rank, int *lo, int *hi)
+{
+    *lo = 0;
+    *hi = d->P - 1;
+    if (d->coll == CONVOY_COLL_REDUCE) return rank == d->root;
+    if (d->coll == CONVOY_COLL_SCAN) *hi = rank;
+    if (d->coll == CONVOY_COLL_EXSCAN) *hi = rank - 1;
+    return *hi >= 0;
+}
+
 static int fill_buffers(const casedata *d, int op, int rank, unsigned char *sb, unsigned char *rb)
 {
     if (d->coll == CONVOY_COLL_ALLGATHERV) {
@@ -392,13 +435,22 @@ static int fill_buffers(const casedata *d, int op, int rank, unsigned char *sb, 
         }
         return 0;
     }
-    memset(rb, CHK_POISON, (size_t)((is_rs(d) ? rs_rcells(d, rank) : d->n) * d->cb));
+    memset(rb, CHK_POISON, (size_t)(rcells_of(d, rank) * d->cb));
+    unsigned char *in = inplace_at(d, rank) ? rb : sb;
+    if (d->coll == CONVOY_COLL_ALLTOALL) {
+        /* Block j (for rank j) holds elements j n .. j n + n - 1 of this rank's data. */
+        for (int64_t k = 0; k < d->P * d->n; k++) {
+            uint64_t v = ag_cell(op, rank, k);
+            memcpy(in + k * d->cb, &v, sizeof v);
+        }
+        return 0;
+    }
     uint64_t *cell = d->ar.a;
     for (int64_t e = 0; e < d->n; e++) {
         memset(cell, 0, (size_t)d->cb);
         cell[0] = ar_elem(op, e);
         cell[1 + rank / 64] = 1ULL << (rank % 64);
-        memcpy((d->inplace ? rb : sb) + e * d->cb, cell, (size_t)d->cb);
+        memcpy(in + e * d->cb, cell, (size_t)d->cb);
     }
     return 0;
 }
@@ -450,8 +502,31 @@ static int verify(const casedata *d, int op, int rank, const unsigned char *rb, 
         free(inside);
         return bad;
     }
+    if (d->coll == CONVOY_COLL_ALLTOALL) {
+        for (int i = 0; i < d->P; i++)
+            for (int64_t k = 0; k < d->n; k++) {
+                uint64_t got, want = ag_cell(op, i, rank * d->n + k);
+                memcpy(&got, rb + (i * d->n + k) * d->cb, sizeof got);
+                if (got == want) continue;
+                char g[128];
+                ag_describe(got, d->P, op, g, sizeof g);
+                snprintf(why, len,
+                         "rank %d: element %lld of block %d (from rank %d, its element %lld) "
+                         "holds %s",
+                         rank, (long long)k, i, i, (long long)(rank * d->n + k), g);
+                return 1;
+            }
+        return 0;
+    }
+    int lo, hi;
+    if (!red_range(d, rank, &lo, &hi)) {
+        snprintf(why, len,
+                 "rank %d: the receive buffer changed although this rank has no result "
+                 "(%s)",
+                 rank, d->coll == CONVOY_COLL_EXSCAN ? "Exscan's rank 0" : "not the root");
+        return 1;
+    }
     uint64_t *cell = d->ar.b;
-    const int W = d->ar.W;
     /* Reduce_scatter: the rank's block of the vector at the buffer's start (in place, the
      * rest of the buffer is undefined, as in MPI). */
     const int64_t first = is_rs(d) ? d->displs[rank] : 0,
@@ -468,29 +543,41 @@ static int verify(const casedata *d, int op, int rank, const unsigned char *rb, 
                          (long long)e, (unsigned long long)(cell[0] & 0xffffffffffULL));
             return 1;
         }
-        /* All P bits, none beyond. */
+        /* Exactly the bits lo..hi. */
         int full = 1;
-        for (int k = 0; k < W; k++) {
-            int bits = d->P - 64 * k >= 64 ? 64 : d->P - 64 * k;
-            uint64_t want = bits == 64 ? ~0ULL : (1ULL << bits) - 1;
-            if (cell[1 + k] != want) full = 0;
-        }
+        for (int r = 0; r < d->P; r++)
+            if (((cell[1 + r / 64] >> (r % 64)) & 1) != (r >= lo && r <= hi)) full = 0;
         if (!full) {
             char have[256];
             bits_describe(cell + 1, d->P, have, sizeof have);
             snprintf(why, len,
                      "rank %d: element %lld of the result holds the contributions of "
-                     "ranks {%s} instead of all %d",
-                     rank, (long long)e, have, d->P);
+                     "ranks {%s} instead of ranks %d-%d",
+                     rank, (long long)e, have, lo, hi);
             return 1;
         }
     }
     return 0;
 }
 
-/* The receive buffer every rank must end with. */
-static void expected_image(const casedata *d, int op, unsigned char *img)
+/* The receive buffer rank must end with (reduce_scatter: the whole reduced vector, of
+ * which the rank's block is compared). scratch: a send buffer's worth of memory. */
+static void expected_image(const casedata *d, int op, int rank, unsigned char *img,
+                           unsigned char *scratch)
 {
+    int lo, hi;
+    if (is_red(d) && !red_range(d, rank, &lo, &hi)) {
+        fill_buffers(d, op, rank, scratch, img); /* unchanged */
+        return;
+    }
+    if (d->coll == CONVOY_COLL_ALLTOALL) {
+        for (int i = 0; i < d->P; i++)
+            for (int64_t k = 0; k < d->n; k++) {
+                uint64_t v = ag_cell(op, i, rank * d->n + k);
+                memcpy(img + (i * d->n + k) * d->cb, &v, sizeof v);
+            }
+        return;
+    }
     if (d->coll == CONVOY_COLL_ALLGATHERV) {
         memset(img, CHK_POISON, (size_t)(d->rcells * d->cb));
         for (int i = 0; i < d->P; i++)
@@ -502,10 +589,8 @@ static void expected_image(const casedata *d, int op, unsigned char *img)
     }
     uint64_t *cell = d->ar.a;
     memset(cell, 0, (size_t)d->cb);
-    for (int k = 0; k < d->ar.W; k++) {
-        int bits = d->P - 64 * k >= 64 ? 64 : d->P - 64 * k;
-        cell[1 + k] = bits == 64 ? ~0ULL : (1ULL << bits) - 1;
-    }
+    for (int r = lo; r <= hi; r++)
+        cell[1 + r / 64] |= 1ULL << (r % 64);
     for (int64_t e = 0; e < d->n; e++) {
         cell[0] = ar_elem(op, e);
         memcpy(img + e * d->cb, cell, (size_t)d->cb);
@@ -580,12 +665,13 @@ static int run_mode(const convoy__check_case *c, const casedata *d, const convoy
     w.smp_check = c->smp_check || chk_claims_smp(c->algo);
     w.ports = ports;
     w.inplace = d->inplace;
+    w.inplace_rank = d->coll == CONVOY_COLL_REDUCE ? d->root : -1;
     w.topo = full;
     w.sched = (const convoy__schedule *const *)scheds;
     w.epoch0 = (c->seed * 5) & 0xffff;
     w.tslot_bytes[CONVOY_T_SEND] = w.tslot_bytes[CONVOY_T_RECV] = d->cb;
     w.tslot_bytes[CONVOY_T_BYTE] = 1;
-    w.reduce = d->coll == CONVOY_COLL_ALLREDUCE || is_rs(d) ? ar_reduce : NULL;
+    w.reduce = is_red(d) && d->coll != CONVOY_COLL_BARRIER ? ar_reduce : NULL;
     w.sync = d->coll == CONVOY_COLL_BARRIER; /* no data to check: check causality */
     w.ctx = (void *)&d->ar;
     w.r = calloc((size_t)P, sizeof *w.r);
@@ -600,11 +686,8 @@ static int run_mode(const convoy__check_case *c, const casedata *d, const convoy
     for (int op = 0; op < ops; op++) {
         for (int i = 0; i < P; i++) {
             size_t k = (size_t)op * P + i;
-            int64_t scells = d->coll == CONVOY_COLL_ALLGATHERV ? d->rcounts[i] : d->n;
-            int64_t rcells = d->coll == CONVOY_COLL_ALLGATHERV ? d->rcells : d->n;
-            if (is_rs(d)) rcells = rs_rcells(d, i);
-            w.sbytes[k] = scells * d->cb;
-            w.rbytes[k] = rcells * d->cb;
+            w.sbytes[k] = scells_of(d, i) * d->cb;
+            w.rbytes[k] = rcells_of(d, i) * d->cb;
             /* One byte more than needed: malloc(0) may give NULL, and NULL means "no
              * buffer" to the bounds checks. */
             w.sbuf[k] = malloc((size_t)w.sbytes[k] + 1);
@@ -621,22 +704,29 @@ static int run_mode(const convoy__check_case *c, const casedata *d, const convoy
     if ((rc = chk_world_init(&w, c->seed))) goto cleanup;
     chk_world_run(&w);
     for (int op = 0; op < ops && !w.failed; op++) {
-        /* Every rank must end with the same image of its receive buffer: compare whole
-         * buffers, and look for the first wrong element only in one that differs. */
-        const int64_t rb = is_rs(d) ? d->n * d->cb : w.rbytes[(size_t)op * P];
-        unsigned char *expect = malloc((size_t)rb + 1);
-        if (!expect) {
+        /* Compare each rank's whole receive buffer with the image it must end with, and
+         * look for the first wrong element only in one that differs. */
+        int64_t rb = 0, sbmax = 0;
+        for (int i = 0; i < P; i++) {
+            int64_t b = is_rs(d) ? d->n * d->cb : w.rbytes[(size_t)op * P + i];
+            if (b > rb) rb = b;
+            if (w.sbytes[(size_t)op * P + i] > sbmax) sbmax = w.sbytes[(size_t)op * P + i];
+        }
+        unsigned char *expect = malloc((size_t)rb + 1), *scratch = malloc((size_t)sbmax + 1);
+        if (!expect || !scratch) {
+            free(expect);
+            free(scratch);
             rc = CONVOY_ERR_NO_MEM;
             goto cleanup;
         }
-        expected_image(d, op, expect);
         for (int i = 0; i < P && !w.failed; i++) {
             char why[1024];
             const unsigned char *got = w.rbuf[(size_t)op * P + i];
+            expected_image(d, op, i, expect, scratch);
             /* Reduce_scatter: rank i's block of the reduced vector, at the buffer's start. */
             if (is_rs(d) ? memcmp(got, expect + d->displs[i] * d->cb,
                                   (size_t)(d->rcounts[i] * d->cb)) == 0
-                         : memcmp(got, expect, (size_t)rb) == 0)
+                         : memcmp(got, expect, (size_t)w.rbytes[(size_t)op * P + i]) == 0)
                 continue;
             if (!verify(d, op, i, got, why, sizeof why))
                 snprintf(why, sizeof why,
@@ -649,6 +739,7 @@ static int run_mode(const convoy__check_case *c, const casedata *d, const convoy
                 chk_fail(&w, "%s", why);
         }
         free(expect);
+        free(scratch);
     }
     if (w.failed) {
         res->status = CONVOY_CHECK_FAIL;
@@ -699,10 +790,9 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
     memset(res, 0, sizeof *res);
     res->status = CONVOY_CHECK_PASS;
     const int P = c->procs;
-    if (P < 1 || !c->algo || !c->algo->build || c->ppn < 1 ||
-        (c->coll != CONVOY_COLL_ALLGATHERV && c->coll != CONVOY_COLL_ALLREDUCE &&
-         c->coll != CONVOY_COLL_BARRIER && c->coll != CONVOY_COLL_REDUCE_SCATTER) ||
-        (c->coll == CONVOY_COLL_ALLREDUCE && c->count < 0))
+    if (P < 1 || !c->algo || !c->algo->build || c->ppn < 1 || c->coll < 0 ||
+        c->coll >= CONVOY_NCOLL || c->count < 0 ||
+        (c->coll == CONVOY_COLL_REDUCE && (c->root < 0 || c->root >= P)))
         return CONVOY_ERR_ARG;
     int rc = 0;
     casedata d;
@@ -710,6 +800,7 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
     d.P = P;
     d.coll = c->coll;
     d.inplace = c->inplace;
+    d.root = c->coll == CONVOY_COLL_REDUCE ? c->root : 0;
     convoy__topo full;
     memset(&full, 0, sizeof full);
     int64_t *ids = malloc((size_t)P * sizeof *ids);
@@ -756,7 +847,21 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         /* A barrier is an allreduce of nothing: empty buffers, only causality to check. */
         d.n = c->coll == CONVOY_COLL_BARRIER ? 0 : c->count;
     }
-    if (c->coll != CONVOY_COLL_ALLGATHERV) {
+    if (c->coll == CONVOY_COLL_ALLTOALL) {
+        /* The builders' view of the blocks: n elements each, packed in rank order. */
+        d.rcounts = malloc((size_t)P * sizeof *d.rcounts);
+        d.displs = malloc((size_t)P * sizeof *d.displs);
+        if (!d.rcounts || !d.displs) {
+            rc = CONVOY_ERR_NO_MEM;
+            goto cleanup;
+        }
+        for (int i = 0; i < P; i++) {
+            d.rcounts[i] = d.n;
+            d.displs[i] = i * d.n;
+        }
+    }
+    if (c->coll == CONVOY_COLL_ALLTOALL) d.cb = 8;
+    if (is_red(&d)) {
         d.ar.P = P;
         d.ar.W = (P + 63) / 64;
         d.ar.cb = 8 * (int64_t)(d.ar.W + 1);
@@ -781,17 +886,18 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         a->coll = c->coll;
         a->topo = &views[i];
         a->count = c->coll == CONVOY_COLL_ALLGATHERV ? d.rcounts[i] : d.n;
+        a->root = d.root;
         a->rcounts = d.rcounts;
         a->displs = d.displs;
         a->stype = a->rtype = cell;
-        a->inplace = c->inplace;
-        a->commutative = c->coll != CONVOY_COLL_ALLGATHERV ? c->commutative || c->idempotent : 1;
-        a->idempotent = c->coll == CONVOY_COLL_ALLREDUCE && c->idempotent;
+        a->inplace = inplace_at(&d, i);
+        a->commutative = is_red(&d) ? c->commutative || c->idempotent : 1;
+        a->idempotent = convoy__coll_reduces(c->coll) && c->idempotent;
         a->shm_bytes = c->shm_bytes;
         a->machine = c->machine;
         a->nparams = c->nparams;
         memcpy(a->params, c->params, sizeof a->params);
-        int app = c->coll == CONVOY_COLL_ALLGATHERV || c->commutative || c->idempotent ||
+        int app = !is_red(&d) || c->commutative || c->idempotent ||
                   (c->algo->props & CONVOY_ALGO_NONCOMMUTATIVE);
         if (app && c->algo->applicable) app = c->algo->applicable(a) != 0;
         napp += app;
@@ -844,14 +950,7 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
             if (b > seg) seg = b;
         }
         const int64_t tsb[CONVOY_NTSLOT] = {d.cb, d.cb, 1};
-        vctx v = {t,
-                  c->inplace,
-                  c->coll == CONVOY_COLL_ALLGATHERV ? d.rcounts[i] * d.cb : d.n * d.cb,
-                  c->coll == CONVOY_COLL_ALLGATHERV ? d.rcells * d.cb
-                  : is_rs(&d)                       ? rs_rcells(&d, i) * d.cb
-                                                    : d.n * d.cb,
-                  seg,
-                  tsb};
+        vctx v = {t, inplace_at(&d, i), scells_of(&d, i) * d.cb, rcells_of(&d, i) * d.cb, seg, tsb};
         char where[32], why[1024];
         snprintf(where, sizeof where, "rank %d: ", i);
         if (validate(&v, scheds[i], CONVOY_COMM_ALL, where, why, sizeof why)) {

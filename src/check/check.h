@@ -41,7 +41,9 @@ typedef struct convoy__check_case {
     const int64_t *ids;       /* explicit node id per rank, or NULL */
     const char *counts;       /* allgatherv, reduce_scatter: distribution name (check/dist.h) */
     int64_t base;             /* allgatherv, reduce_scatter: base count c of the distribution */
-    int64_t count;            /* allreduce: elements */
+    int64_t count;            /* allreduce, reduce, scan, exscan: elements; alltoall: elements
+                                 per block */
+    int root;                 /* reduce: the root */
     uint64_t seed;            /* layout, counts, displacements and completion order */
     int inplace;              /* MPI_IN_PLACE */
     int commutative;          /* allreduce, reduce_scatter: the operation commutes (else rank

@@ -21,7 +21,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: convoy-check [options]\n"
-            "  --coll C[,C]          allgatherv, allreduce, barrier, reduce_scatter (default:\n"
+            "  --coll C[,C]          allgatherv, allreduce, barrier, reduce_scatter, reduce,\n"
+            "                        scan, exscan, alltoall (default:\n"
             "                        every collective with a registered algorithm)\n"
             "  --algo NAME[,NAME]|all  algorithms (default all registered; the checker also\n"
             "                        knows the test builder shm_stream for allgatherv)\n"
@@ -33,7 +34,10 @@ static void usage(FILE *f)
             "                        (per-rank blocks; default random,zeros,broadcast;\n"
             "                        all: every known one)\n"
             "  --base C              base count c of the distributions (default 5)\n"
-            "  --count LIST          allreduce element counts (default 0,1,7)\n"
+            "  --count LIST          allreduce, reduce, scan, exscan element counts, alltoall\n"
+            "                        elements per block (default 0,1,7)\n"
+            "  --roots LIST|all      reduce: roots (default 0; all: every rank; roots >= P\n"
+            "                        are skipped)\n"
             "  --op comm,noncomm,idem  allreduce and reduce_scatter operation kinds (default\n"
             "                        comm,noncomm; noncomm only for algorithms that claim to\n"
             "                        keep rank order; idem (allreduce): idempotent,\n"
@@ -195,7 +199,8 @@ static void agg_add(agg *g, const convoy__check_stats *st)
 
 typedef struct opts {
     strlist colls, algos, layouts, counts, ops_kinds, modes;
-    intlist procs, ppn, count, inplace;
+    intlist procs, ppn, count, inplace, roots;
+    int roots_all;
     int64_t base, shm_bytes;
     int seeds, seed, ops, stats, verbose, smp_check, dissem_table;
     double spread; /* --assert-inter-spread (0: off) */
@@ -231,6 +236,17 @@ static void case_name(const convoy__check_case *c, int coll, char *buf, size_t l
         snprintf(buf, len, "%s %s %s counts=%s base=%lld op=%s inplace=%d seed=%llu",
                  convoy__coll_name(coll), c->algo->name, where, c->counts, (long long)c->base,
                  c->commutative ? "comm" : "noncomm", c->inplace, (unsigned long long)c->seed);
+    else if (coll == CONVOY_COLL_ALLTOALL)
+        snprintf(buf, len, "%s %s %s count=%lld inplace=%d seed=%llu", convoy__coll_name(coll),
+                 c->algo->name, where, (long long)c->count, c->inplace,
+                 (unsigned long long)c->seed);
+    else if (coll == CONVOY_COLL_REDUCE)
+        snprintf(buf, len, "%s %s %s count=%lld root=%d op=%s inplace=%d seed=%llu",
+                 convoy__coll_name(coll), c->algo->name, where, (long long)c->count, c->root,
+                 c->idempotent    ? "idem"
+                 : c->commutative ? "comm"
+                                  : "noncomm",
+                 c->inplace, (unsigned long long)c->seed);
     else
         snprintf(buf, len, "%s %s %s count=%lld op=%s inplace=%d seed=%llu",
                  convoy__coll_name(coll), c->algo->name, where, (long long)c->count,
@@ -245,7 +261,10 @@ static void case_name(const convoy__check_case *c, int coll, char *buf, size_t l
  * process must move everything its node sends or receives, whatever the algorithm). */
 static int regular_data(const convoy__check_case *c)
 {
-    if (c->coll != CONVOY_COLL_ALLGATHERV || strcmp(c->counts, "regular") || c->base <= 0) return 0;
+    const int by_dist = c->coll == CONVOY_COLL_ALLGATHERV || c->coll == CONVOY_COLL_REDUCE_SCATTER;
+    if (c->coll == CONVOY_COLL_BARRIER ||
+        (by_dist ? strcmp(c->counts, "regular") || c->base <= 0 : c->count <= 0))
+        return 0;
     int64_t *ids = malloc((size_t)c->procs * sizeof *ids);
     convoy__topo t;
     int ok = ids && (c->ids ? (memcpy(ids, c->ids, (size_t)c->procs * sizeof *ids), 1)
@@ -424,7 +443,9 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
     /* A barrier has no counts, operation or buffers: one case per layout and seed. */
     const int barrier = coll == CONVOY_COLL_BARRIER;
     const int by_dist = coll == CONVOY_COLL_ALLGATHERV || coll == CONVOY_COLL_REDUCE_SCATTER;
-    const int reduces = coll == CONVOY_COLL_ALLREDUCE || coll == CONVOY_COLL_REDUCE_SCATTER;
+    const int reduces = convoy__coll_reduces(coll);
+    const int rooted = coll == CONVOY_COLL_REDUCE;
+    const int nroot = rooted ? (o->roots_all ? 1 << 30 : o->roots.n) : 1;
     const int nkind = barrier ? 1 : by_dist ? o->counts.n : o->count.n;
     const int nop = reduces ? o->ops_kinds.n : 1;
     const int nin = barrier ? 1 : o->inplace.n;
@@ -435,30 +456,36 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
                 for (int kk = 0; kk < nkind; kk++)
                     for (int oi = 0; oi < nop; oi++)
                         for (int ii = 0; ii < nin; ii++)
-                            for (int seed = s0; seed <= s1; seed++) {
-                                if (o->ids) {
-                                    c.procs = o->nids;
-                                    c.ids = o->ids;
-                                } else {
-                                    c.procs = (int)o->procs.v[ip];
-                                    c.ppn = (int)o->ppn.v[jp];
-                                    c.layout = convoy__layout_parse(o->layouts.v[lk]);
+                            for (int ri = 0; ri < nroot; ri++)
+                                for (int seed = s0; seed <= s1; seed++) {
+                                    if (o->ids) {
+                                        c.procs = o->nids;
+                                        c.ids = o->ids;
+                                    } else {
+                                        c.procs = (int)o->procs.v[ip];
+                                        c.ppn = (int)o->ppn.v[jp];
+                                        c.layout = convoy__layout_parse(o->layouts.v[lk]);
+                                    }
+                                    if (by_dist)
+                                        c.counts = o->counts.v[kk];
+                                    else if (!barrier)
+                                        c.count = o->count.v[kk];
+                                    c.commutative = 1;
+                                    c.idempotent = reduces && coll != CONVOY_COLL_REDUCE_SCATTER &&
+                                                   strcmp(o->ops_kinds.v[oi], "idem") == 0;
+                                    if (reduces && strcmp(o->ops_kinds.v[oi], "noncomm") == 0) {
+                                        if (!(al->props & CONVOY_ALGO_NONCOMMUTATIVE)) continue;
+                                        c.commutative = 0;
+                                    }
+                                    c.inplace = barrier ? 0 : (int)o->inplace.v[ii];
+                                    c.root = rooted ? (o->roots_all ? ri : (int)o->roots.v[ri]) : 0;
+                                    if (c.root >= c.procs) {
+                                        if (o->roots_all) break; /* every root done */
+                                        continue;
+                                    }
+                                    c.seed = (uint64_t)seed;
+                                    run_case(&c, o, mut, t, g);
                                 }
-                                if (by_dist)
-                                    c.counts = o->counts.v[kk];
-                                else if (!barrier)
-                                    c.count = o->count.v[kk];
-                                c.commutative = 1;
-                                c.idempotent = coll == CONVOY_COLL_ALLREDUCE &&
-                                               strcmp(o->ops_kinds.v[oi], "idem") == 0;
-                                if (reduces && strcmp(o->ops_kinds.v[oi], "noncomm") == 0) {
-                                    if (!(al->props & CONVOY_ALGO_NONCOMMUTATIVE)) continue;
-                                    c.commutative = 0;
-                                }
-                                c.inplace = barrier ? 0 : (int)o->inplace.v[ii];
-                                c.seed = (uint64_t)seed;
-                                run_case(&c, o, mut, t, g);
-                            }
 }
 
 static int list_algos(void)
@@ -556,7 +583,8 @@ int main(int argc, char **argv)
         parse_strs("random,zeros,broadcast", &o.counts) ||
         parse_strs("comm,noncomm", &o.ops_kinds) || parse_strs("lockstep,shuffle", &o.modes) ||
         parse_ints("1-16", &o.procs) || parse_ints("1-4", &o.ppn) ||
-        parse_ints("0,1,7", &o.count) || parse_ints("0,1", &o.inplace)) {
+        parse_ints("0,1,7", &o.count) || parse_ints("0,1", &o.inplace) ||
+        parse_ints("0", &o.roots)) {
         fprintf(stderr, "convoy-check: out of memory\n");
         goto cleanup;
     }
@@ -639,6 +667,9 @@ int main(int argc, char **argv)
             for (int k = 0; !bad && k < o.ops_kinds.n; k++)
                 bad = strcmp(o.ops_kinds.v[k], "comm") && strcmp(o.ops_kinds.v[k], "noncomm") &&
                       strcmp(o.ops_kinds.v[k], "idem");
+        } else if (!strcmp(a, "--roots")) {
+            o.roots_all = !strcmp(v, "all");
+            bad = !o.roots_all && parse_ints(v, &o.roots);
         } else if (!strcmp(a, "--inplace")) {
             bad = parse_ints(v, &o.inplace);
             for (int k = 0; !bad && k < o.inplace.n; k++)
@@ -816,6 +847,7 @@ cleanup:
     free(o.ppn.v);
     free(o.count.v);
     free(o.inplace.v);
+    free(o.roots.v);
     free(o.ids);
     free(aggs);
     return rc;

@@ -17,8 +17,19 @@ enum convoy__coll {
     CONVOY_COLL_ALLREDUCE,
     CONVOY_COLL_BARRIER,
     CONVOY_COLL_REDUCE_SCATTER, /* Reduce_scatter and Reduce_scatter_block (equal counts) */
+    CONVOY_COLL_REDUCE,
+    CONVOY_COLL_SCAN,
+    CONVOY_COLL_EXSCAN,
+    CONVOY_COLL_ALLTOALL,
     CONVOY_NCOLL
 };
+
+/* Whether the collective combines with an operation (and so has commutativity to honour). */
+static inline int convoy__coll_reduces(int coll)
+{
+    return coll == CONVOY_COLL_ALLREDUCE || coll == CONVOY_COLL_REDUCE_SCATTER ||
+           coll == CONVOY_COLL_REDUCE || coll == CONVOY_COLL_SCAN || coll == CONVOY_COLL_EXSCAN;
+}
 
 /* What a builder knows of a datatype: enough to compute offsets and scratch sizes. */
 typedef struct convoy__dtype {
@@ -51,8 +62,16 @@ typedef struct convoy__args {
      * Reduce_scatter (both forms): count = the whole vector (sum of rcounts), rcounts[i] =
      * rank i's block, displs[i] = its offset in the vector (prefix sums), all in elements
      * of the operation's datatype (stype == rtype); in place, the receive buffer holds the
-     * whole vector on entry and rank i's block at its start on exit. */
+     * whole vector on entry and rank i's block at its start on exit.
+     * Reduce, Scan, Exscan: count elements of the operation's datatype (stype == rtype);
+     * Reduce: only the root has a receive buffer (MPI_IN_PLACE only there: inplace is set
+     * on the root alone); Exscan: rank 0's receive buffer is never written.
+     * Alltoall: count = elements of stype per destination block of the send buffer,
+     * rcounts[i] = elements of rtype per block (the same for all i), displs[i] = i *
+     * rcounts[i]; in place, stype == rtype, count == rcounts[i] and the receive buffer
+     * holds the blocks to send on entry. */
     int64_t count;
+    int root; /* rooted collectives: the root's rank in the communicator */
     const int64_t *rcounts, *displs;
     convoy__dtype stype, rtype;
     int inplace;       /* MPI_IN_PLACE was given as the send buffer */
@@ -76,6 +95,14 @@ int convoy__log2_floor(int64_t v);
 convoy__region convoy__agv_block(const convoy__args *a, int i);
 convoy__region convoy__agv_own(const convoy__args *a);
 int convoy__agv_copy_own(const convoy__args *a, convoy__schedule *s);
+
+/* Alltoall: block i of the receive buffer (from rank i); block j of the data to send (to
+ * rank j): the send buffer's, or in place a copy of the receive buffer's in scratch at
+ * offset 0 (convoy__a2a_stage makes it: tmp_bytes and the copy step, or -1 when not in
+ * place). */
+convoy__region convoy__a2a_rblock(const convoy__args *a, int i);
+convoy__region convoy__a2a_sblock(const convoy__args *a, int j);
+int convoy__a2a_stage(const convoy__args *a, convoy__schedule *s);
 
 typedef int (*convoy__builder)(const convoy__args *a, convoy__schedule *s);
 
@@ -160,5 +187,26 @@ int convoy__reduce_scatter_ring(const convoy__args *a, convoy__schedule *s);
 double convoy__reduce_scatter_ring_cost(const convoy__args *a, const convoy__machine *m);
 int convoy__reduce_scatter_rechalving(const convoy__args *a, convoy__schedule *s);
 double convoy__reduce_scatter_rechalving_cost(const convoy__args *a, const convoy__machine *m);
+
+/* reduce */
+int convoy__reduce_binomial(const convoy__args *a, convoy__schedule *s);
+double convoy__reduce_binomial_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__reduce_rabenseifner(const convoy__args *a, convoy__schedule *s);
+double convoy__reduce_rabenseifner_cost(const convoy__args *a, const convoy__machine *m);
+
+/* scan and exscan (one file per algorithm serves both: a->coll tells which) */
+int convoy__scan_linear(const convoy__args *a, convoy__schedule *s);
+double convoy__scan_linear_cost(const convoy__args *a, const convoy__machine *m);
+void convoy__scan_linear_explain(const convoy__args *a, char *buf, size_t len);
+int convoy__scan_recdbl(const convoy__args *a, convoy__schedule *s);
+double convoy__scan_recdbl_cost(const convoy__args *a, const convoy__machine *m);
+
+/* alltoall */
+int convoy__alltoall_pairwise(const convoy__args *a, convoy__schedule *s);
+double convoy__alltoall_pairwise_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__alltoall_linear(const convoy__args *a, convoy__schedule *s);
+double convoy__alltoall_linear_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__alltoall_bruck(const convoy__args *a, convoy__schedule *s);
+double convoy__alltoall_bruck_cost(const convoy__args *a, const convoy__machine *m);
 
 #endif

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const coll_names[CONVOY_NCOLL] = {"allgatherv", "allreduce", "barrier",
-                                                     "reduce_scatter"};
+static const char *const coll_names[CONVOY_NCOLL] = {
+    "allgatherv", "allreduce", "barrier", "reduce_scatter", "reduce", "scan", "exscan", "alltoall"};
 
 const char *convoy__coll_name(int coll)
 {
@@ -40,8 +40,8 @@ static int usable(const convoy__algo *al, const convoy__args *a, int reproducibl
 {
     if (al->coll != a->coll) return 0;
     if (reproducible && !(al->props & CONVOY_ALGO_REPRODUCIBLE)) return 0;
-    if ((a->coll == CONVOY_COLL_ALLREDUCE || a->coll == CONVOY_COLL_REDUCE_SCATTER) &&
-        !a->commutative && !(al->props & CONVOY_ALGO_NONCOMMUTATIVE))
+    if (convoy__coll_reduces(a->coll) && !a->commutative &&
+        !(al->props & CONVOY_ALGO_NONCOMMUTATIVE))
         return 0;
     return !al->applicable || al->applicable(a);
 }
