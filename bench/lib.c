@@ -39,6 +39,10 @@ const bench_lib bench_convoy = {
         [BC_BARRIER] = FN(convoy_Barrier),
         [BC_ALLGATHER] = FN(convoy_Allgather),
         [BC_REDUCE_SCATTER_BLOCK] = FN(convoy_Reduce_scatter_block),
+        [BC_ALLTOALL] = FN(convoy_Alltoall),
+        [BC_REDUCE] = FN(convoy_Reduce),
+        [BC_SCAN] = FN(convoy_Scan),
+        [BC_EXSCAN] = FN(convoy_Exscan),
     },
 };
 
