@@ -29,19 +29,6 @@ int convoy__check_comm(MPI_Comm comm)
     return PMPI_Comm_size(comm, &size) == MPI_SUCCESS ? MPI_SUCCESS : MPI_ERR_COMM;
 }
 
-int convoy__check_root(MPI_Comm comm, int root)
-{
-    int inter = 0, size;
-    PMPI_Comm_test_inter(comm, &inter);
-    if (inter) {
-        if (root == MPI_ROOT || root == MPI_PROC_NULL) return MPI_SUCCESS;
-        PMPI_Comm_remote_size(comm, &size);
-    } else {
-        PMPI_Comm_size(comm, &size);
-    }
-    return root >= 0 && root < size ? MPI_SUCCESS : MPI_ERR_ROOT;
-}
-
 int convoy__check_type(MPI_Datatype t)
 {
     if (t == MPI_DATATYPE_NULL) return MPI_ERR_TYPE;

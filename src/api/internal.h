@@ -142,7 +142,7 @@ struct convoy_request_s {
     const void *sendbuf;
     void *recvbuf;
     int count;
-    int root; /* rooted collectives: the root's rank in the communicator */
+    int root; /* rooted collectives */
     int inplace;
     int *rcounts, *displs;     /* Allgatherv: copies */
     int regular;               /* Allgather: equal counts, displs NULL (rank * count) */
@@ -199,9 +199,6 @@ int convoy__plan(convoy_request r, convoy__args *a);
  * now or deferred) or the native one. mode: CONVOY_BLOCKING, _NONBLOCKING, _PERSISTENT. */
 enum { CONVOY_BLOCKING, CONVOY_NONBLOCKING, CONVOY_PERSISTENT };
 int convoy__req_route(convoy_request r, int mode);
-/* Rooted collectives: MPI_ERR_ROOT unless root names a rank of comm (an
- * intercommunicator's MPI_ROOT, MPI_PROC_NULL or remote rank too). */
-int convoy__check_root(MPI_Comm comm, int root);
 /* The tail of a reduction's setup (Allreduce, Reduce_scatter): the op and datatype (a
  * persistent request keeps its own hold on it), then convoy__req_route; frees r on error. */
 int convoy__req_reduction_route(convoy_request r, MPI_Op op, MPI_Datatype dt, int mode,
