@@ -86,6 +86,9 @@ static int setup(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
             (!inplace && (rc = convoy__type_keep(sendtype, &r->stype))))
             goto fail;
     }
+    /* In place the data to send is the receive buffer's: builders that stage it in
+     * scratch address it through the send type slot, which is then the receive type. */
+    if (inplace) r->stype = r->rtype;
     if ((rc = convoy__req_route(r, mode))) goto fail;
     *out = r;
     return MPI_SUCCESS;

@@ -34,20 +34,6 @@ static int plan(convoy_request r)
     return MPI_SUCCESS;
 }
 
-/* MPI_ERR_ROOT unless root names a rank of comm (an intercommunicator's MPI_ROOT,
- * MPI_PROC_NULL or remote rank too). (The rooted collectives' branch has the same check as
- * convoy__check_root; this one goes when both are merged.) */
-static int check_root(MPI_Comm comm, int root, int inter)
-{
-    int size;
-    if (inter && (root == MPI_ROOT || root == MPI_PROC_NULL)) return MPI_SUCCESS;
-    if (inter)
-        PMPI_Comm_remote_size(comm, &size);
-    else
-        PMPI_Comm_size(comm, &size);
-    return root >= 0 && root < size ? MPI_SUCCESS : MPI_ERR_ROOT;
-}
-
 static int setup(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                  int root, MPI_Comm comm, int mode, convoy_request *out)
 {
@@ -57,7 +43,7 @@ static int setup(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
     if ((rc = convoy__check_type(dt))) return rc;
     if ((rc = convoy__check_op(op, dt))) return rc;
     PMPI_Comm_test_inter(comm, &inter);
-    if ((rc = check_root(comm, root, inter))) return rc;
+    if ((rc = convoy__check_root(comm, root))) return rc;
     if (!inter) PMPI_Comm_rank(comm, &rank);
     const int is_root = !inter && rank == root;
     /* MPI_IN_PLACE is for the root (MPI-4.0 §6.9.1); the root's buffers must not alias. */

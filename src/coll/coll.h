@@ -305,6 +305,26 @@ int convoy__reduce_binomial(const convoy__args *a, convoy__schedule *s);
 double convoy__reduce_binomial_cost(const convoy__args *a, const convoy__machine *m);
 int convoy__reduce_rabenseifner(const convoy__args *a, convoy__schedule *s);
 double convoy__reduce_rabenseifner_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__reduce_hier(const convoy__args *a, convoy__schedule *s);
+int convoy__reduce_hier_applicable(const convoy__args *a);
+double convoy__reduce_hier_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__reduce_lane(const convoy__args *a, convoy__schedule *s);
+int convoy__reduce_lane_applicable(const convoy__args *a);
+double convoy__reduce_lane_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__reduce_lane_gather(const convoy__args *a, convoy__schedule *s);
+double convoy__reduce_lane_gather_cost(const convoy__args *a, const convoy__machine *m);
+/* The node reduce-scatter of the full-lane Reduce and Scan (papers/004 §3.4, §3.5): the
+ * node's vector (`in`, a region of s: count elements) reduced over the node (the node
+ * group nt) so that each process ends with the node's partial result of the lane blocks
+ * it serves (lane.h), block j at out.off + (its offset) extent (out may be the parent's
+ * scratch). One child per group of n blocks, padded with placeholders to the most groups
+ * of any node, and an empty child joining them, whose step it returns;
+ * convoy__lane_node_skip adds the same number of empty children (a node that skips it). */
+int convoy__lane_node_rs(convoy__schedule *s, const convoy__args *a, const convoy__topo *nt,
+                         convoy__region in, convoy__region out, int ndeps, const int *deps);
+int convoy__lane_node_skip(convoy__schedule *s, const convoy__topo *t);
+/* Groups of n consecutive lane blocks on a node of n processes, the most on any node. */
+int convoy__lane_node_groups(const convoy__topo *t);
 
 /* scan and exscan (one file per algorithm serves both: a->coll tells which) */
 int convoy__scan_linear(const convoy__args *a, convoy__schedule *s);
@@ -312,6 +332,12 @@ double convoy__scan_linear_cost(const convoy__args *a, const convoy__machine *m)
 void convoy__scan_linear_explain(const convoy__args *a, char *buf, size_t len);
 int convoy__scan_recdbl(const convoy__args *a, convoy__schedule *s);
 double convoy__scan_recdbl_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__scan_hier(const convoy__args *a, convoy__schedule *s);
+int convoy__scan_hier_applicable(const convoy__args *a);
+double convoy__scan_hier_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__scan_lane(const convoy__args *a, convoy__schedule *s);
+int convoy__scan_lane_applicable(const convoy__args *a);
+double convoy__scan_lane_cost(const convoy__args *a, const convoy__machine *m);
 
 /* alltoall */
 int convoy__alltoall_pairwise(const convoy__args *a, convoy__schedule *s);
@@ -320,5 +346,8 @@ int convoy__alltoall_linear(const convoy__args *a, convoy__schedule *s);
 double convoy__alltoall_linear_cost(const convoy__args *a, const convoy__machine *m);
 int convoy__alltoall_bruck(const convoy__args *a, convoy__schedule *s);
 double convoy__alltoall_bruck_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__alltoall_lane(const convoy__args *a, convoy__schedule *s);
+int convoy__alltoall_lane_applicable(const convoy__args *a);
+double convoy__alltoall_lane_cost(const convoy__args *a, const convoy__machine *m);
 
 #endif
