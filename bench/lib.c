@@ -46,6 +46,10 @@ const bench_lib bench_convoy = {
         [BC_GATHER] = FN(convoy_Gather),
         [BC_GATHERV] = FN(convoy_Gatherv),
         [BC_SCATTERV] = FN(convoy_Scatterv),
+        [BC_ALLTOALL] = FN(convoy_Alltoall),
+        [BC_REDUCE] = FN(convoy_Reduce),
+        [BC_SCAN] = FN(convoy_Scan),
+        [BC_EXSCAN] = FN(convoy_Exscan),
     },
 };
 

@@ -33,6 +33,7 @@
  * sets CONVOY_CONFIG_REFRESH=1 to have every call read the environment again.
  * CONVOY_WAIT_SPIN / CONVOY_WAIT_YIELD (poll counts) override the wait policy (poll, then
  * yield, then sleep; chosen from whether the host is oversubscribed).
+ * CONVOY_SCAN_BLOCK=elements sets the block of the pipelined Scan/Exscan (`linear`).
  * docs/architecture.md has the rest.
  */
 #ifndef CONVOY_H
@@ -149,6 +150,37 @@ int convoy_Iscatterv(const void *sendbuf, const int sendcounts[], const int disp
 int convoy_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[],
                          MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                          int root, MPI_Comm comm, MPI_Info info, convoy_request *request);
+
+/* Reduce, Scan, Exscan, Alltoall (papers/004's regular collectives): MPI's semantics.
+ * Reduce: MPI_IN_PLACE at the root only, recvbuf significant at the root only. Scan and
+ * Exscan: MPI_IN_PLACE on every rank or none; Exscan never writes rank 0's recvbuf.
+ * Non-commutative operations keep rank order (algorithms that cannot are not chosen).
+ * Alltoall: MPI_IN_PLACE (sendcount, sendtype ignored) exchanges the blocks of recvbuf. */
+int convoy_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  int root, MPI_Comm comm);
+int convoy_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   int root, MPI_Comm comm, convoy_request *request);
+int convoy_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                       MPI_Op op, int root, MPI_Comm comm, MPI_Info info, convoy_request *request);
+int convoy_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm);
+int convoy_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm, convoy_request *request);
+int convoy_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, MPI_Info info, convoy_request *request);
+int convoy_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm);
+int convoy_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, convoy_request *request);
+int convoy_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, MPI_Info info, convoy_request *request);
+int convoy_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int convoy_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, convoy_request *request);
+int convoy_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                         convoy_request *request);
 
 /* Starts an inactive persistent request. */
 int convoy_start(convoy_request *request);

@@ -396,7 +396,8 @@ typedef struct casedata {
     int64_t *rcounts, *displs;  /* allgatherv; gather(v), scatter(v): the root's vector */
     int64_t rcells;             /* allgatherv: receive buffer cells; rooted: the root's vector */
     int64_t *bcounts, *bdispls; /* rooted, off the root: block bytes and packed offsets */
-    int64_t n;                  /* allreduce elements; reduce_scatter: the whole vector */
+    int64_t n; /* allreduce, reduce, scans: elements; reduce_scatter: the whole vector;
+                  alltoall: elements per block */
     ar_ctx ar;
 } casedata;
 
@@ -433,6 +434,7 @@ static int64_t rank_scells(const casedata *d, int i)
         if (is_gather(d)) return d->inplace && i == d->root ? 0 : d->rcounts[i];
         return i == d->root ? d->rcells : 0;
     }
+    if (d->coll == CONVOY_COLL_ALLTOALL) return d->P * d->n;
     return d->n;
 }
 
@@ -444,6 +446,8 @@ static int64_t rank_rcells(const casedata *d, int i)
         if (is_gather(d)) return i == d->root ? d->rcells : 0;
         return d->inplace && i == d->root ? 0 : d->rcounts[i];
     }
+    if (d->coll == CONVOY_COLL_REDUCE) return i == d->root ? d->n : 0;
+    if (d->coll == CONVOY_COLL_ALLTOALL) return d->P * d->n;
     return d->n;
 }
 
@@ -505,6 +509,30 @@ static int is_rooted(const casedata *d)
     return d->coll == CONVOY_COLL_BCAST || is_gs(d);
 }
 
+/* Cells are contributor sets (reductions), or (origin, index) pairs (allgatherv, alltoall). */
+static int is_red(const casedata *d)
+{
+    return d->coll != CONVOY_COLL_ALLGATHERV && d->coll != CONVOY_COLL_ALLTOALL && !is_rooted(d);
+}
+
+/* MPI_IN_PLACE at this rank: Reduce's is the root's alone. */
+static int inplace_at(const casedata *d, int rank)
+{
+    return d->inplace && (d->coll != CONVOY_COLL_REDUCE || rank == d->root);
+}
+
+/* Reductions: the contributors [*lo, *hi] rank's result must hold; 0 if it has no result
+ * (Reduce's non-roots, Exscan's rank 0: the receive buffer must stay as it was). */
+static int red_range(const casedata *d, int rank, int *lo, int *hi)
+{
+    *lo = 0;
+    *hi = d->P - 1;
+    if (d->coll == CONVOY_COLL_REDUCE) return rank == d->root;
+    if (d->coll == CONVOY_COLL_SCAN) *hi = rank;
+    if (d->coll == CONVOY_COLL_EXSCAN) *hi = rank - 1;
+    return *hi >= 0;
+}
+
 static int fill_buffers(const casedata *d, int op, int rank, unsigned char *sb, unsigned char *rb)
 {
     if (is_rooted(d)) {
@@ -522,13 +550,22 @@ static int fill_buffers(const casedata *d, int op, int rank, unsigned char *sb, 
         }
         return 0;
     }
-    memset(rb, CHK_POISON, (size_t)((is_rs(d) ? rs_rcells(d, rank) : d->n) * d->cb));
+    memset(rb, CHK_POISON, (size_t)(rank_rcells(d, rank) * d->cb));
+    unsigned char *in = inplace_at(d, rank) ? rb : sb;
+    if (d->coll == CONVOY_COLL_ALLTOALL) {
+        /* Block j (for rank j) holds elements j n .. j n + n - 1 of this rank's data. */
+        for (int64_t k = 0; k < d->P * d->n; k++) {
+            uint64_t v = ag_cell(op, rank, k);
+            memcpy(in + k * d->cb, &v, sizeof v);
+        }
+        return 0;
+    }
     uint64_t *cell = d->ar.a;
     for (int64_t e = 0; e < d->n; e++) {
         memset(cell, 0, (size_t)d->cb);
         cell[0] = ar_elem(op, e);
         cell[1 + rank / 64] = 1ULL << (rank % 64);
-        memcpy((d->inplace ? rb : sb) + e * d->cb, cell, (size_t)d->cb);
+        memcpy(in + e * d->cb, cell, (size_t)d->cb);
     }
     return 0;
 }
@@ -605,8 +642,31 @@ static int verify(const casedata *d, int op, int rank, const unsigned char *rb, 
         free(inside);
         return bad;
     }
+    if (d->coll == CONVOY_COLL_ALLTOALL) {
+        for (int i = 0; i < d->P; i++)
+            for (int64_t k = 0; k < d->n; k++) {
+                uint64_t got, want = ag_cell(op, i, rank * d->n + k);
+                memcpy(&got, rb + (i * d->n + k) * d->cb, sizeof got);
+                if (got == want) continue;
+                char g[128];
+                ag_describe(got, d->P, op, g, sizeof g);
+                snprintf(why, len,
+                         "rank %d: element %lld of block %d (from rank %d, its element %lld) "
+                         "holds %s",
+                         rank, (long long)k, i, i, (long long)(rank * d->n + k), g);
+                return 1;
+            }
+        return 0;
+    }
+    int lo, hi;
+    if (!red_range(d, rank, &lo, &hi)) {
+        snprintf(why, len,
+                 "rank %d: the receive buffer changed although this rank has no result "
+                 "(%s)",
+                 rank, d->coll == CONVOY_COLL_EXSCAN ? "Exscan's rank 0" : "not the root");
+        return 1;
+    }
     uint64_t *cell = d->ar.b;
-    const int W = d->ar.W;
     /* Reduce_scatter: the rank's block of the vector at the buffer's start (in place, the
      * rest of the buffer is undefined, as in MPI). */
     const int64_t first = is_rs(d) ? d->displs[rank] : 0,
@@ -623,29 +683,41 @@ static int verify(const casedata *d, int op, int rank, const unsigned char *rb, 
                          (long long)e, (unsigned long long)(cell[0] & 0xffffffffffULL));
             return 1;
         }
-        /* All P bits, none beyond. */
+        /* Exactly the bits lo..hi. */
         int full = 1;
-        for (int k = 0; k < W; k++) {
-            int bits = d->P - 64 * k >= 64 ? 64 : d->P - 64 * k;
-            uint64_t want = bits == 64 ? ~0ULL : (1ULL << bits) - 1;
-            if (cell[1 + k] != want) full = 0;
-        }
+        for (int r = 0; r < d->P; r++)
+            if (((cell[1 + r / 64] >> (r % 64)) & 1) != (r >= lo && r <= hi)) full = 0;
         if (!full) {
             char have[256];
             bits_describe(cell + 1, d->P, have, sizeof have);
             snprintf(why, len,
                      "rank %d: element %lld of the result holds the contributions of "
-                     "ranks {%s} instead of all %d",
-                     rank, (long long)e, have, d->P);
+                     "ranks {%s} instead of ranks %d-%d",
+                     rank, (long long)e, have, lo, hi);
             return 1;
         }
     }
     return 0;
 }
 
-/* The receive buffer every rank must end with. */
-static void expected_image(const casedata *d, int op, unsigned char *img)
+/* The receive buffer rank must end with (reduce_scatter: the whole reduced vector, of
+ * which the rank's block is compared). scratch: a send buffer's worth of memory. */
+static void expected_image(const casedata *d, int op, int rank, unsigned char *img,
+                           unsigned char *scratch)
 {
+    int lo, hi;
+    if (is_red(d) && !red_range(d, rank, &lo, &hi)) {
+        fill_buffers(d, op, rank, scratch, img); /* unchanged */
+        return;
+    }
+    if (d->coll == CONVOY_COLL_ALLTOALL) {
+        for (int i = 0; i < d->P; i++)
+            for (int64_t k = 0; k < d->n; k++) {
+                uint64_t v = ag_cell(op, i, rank * d->n + k);
+                memcpy(img + (i * d->n + k) * d->cb, &v, sizeof v);
+            }
+        return;
+    }
     if (d->coll == CONVOY_COLL_ALLGATHERV) {
         memset(img, CHK_POISON, (size_t)(d->rcells * d->cb));
         for (int i = 0; i < d->P; i++)
@@ -657,10 +729,8 @@ static void expected_image(const casedata *d, int op, unsigned char *img)
     }
     uint64_t *cell = d->ar.a;
     memset(cell, 0, (size_t)d->cb);
-    for (int k = 0; k < d->ar.W; k++) {
-        int bits = d->P - 64 * k >= 64 ? 64 : d->P - 64 * k;
-        cell[1 + k] = bits == 64 ? ~0ULL : (1ULL << bits) - 1;
-    }
+    for (int r = lo; r <= hi; r++)
+        cell[1 + r / 64] |= 1ULL << (r % 64);
     for (int64_t e = 0; e < d->n; e++) {
         cell[0] = ar_elem(op, e);
         memcpy(img + e * d->cb, cell, (size_t)d->cb);
@@ -738,14 +808,16 @@ static int run_mode(const convoy__check_case *c, const casedata *d, const convoy
     w.smp_check = c->smp_check || chk_claims_smp(c->algo);
     w.ports = ports;
     /* Rooted collectives: in place is the root's alone, and its absent buffer is one of
-     * size 0 (rank_scells, rank_rcells), so any access to it is out of bounds. */
+     * size 0 (rank_scells, rank_rcells), so any access to it is out of bounds. Reduce:
+     * in place at the root alone too, its send buffer there absent. */
     w.inplace = d->inplace && !is_rooted(d);
+    w.inplace_rank = d->coll == CONVOY_COLL_REDUCE ? d->root : -1;
     w.topo = full;
     w.sched = (const convoy__schedule *const *)scheds;
     w.epoch0 = (c->seed * 5) & 0xffff;
     w.tslot_bytes[CONVOY_T_SEND] = w.tslot_bytes[CONVOY_T_RECV] = d->cb;
     w.tslot_bytes[CONVOY_T_BYTE] = 1;
-    w.reduce = d->coll == CONVOY_COLL_ALLREDUCE || is_rs(d) ? ar_reduce : NULL;
+    w.reduce = is_red(d) && d->coll != CONVOY_COLL_BARRIER ? ar_reduce : NULL;
     w.sync = d->coll == CONVOY_COLL_BARRIER; /* no data to check: check causality */
     w.ctx = (void *)&d->ar;
     w.r = calloc((size_t)P, sizeof *w.r);
@@ -778,15 +850,21 @@ static int run_mode(const convoy__check_case *c, const casedata *d, const convoy
     if ((rc = chk_world_init(&w, c->seed))) goto cleanup;
     chk_world_run(&w);
     for (int op = 0; op < ops && !w.failed; op++) {
-        /* Every rank must end with the same image of its receive buffer: compare whole
-         * buffers, and look for the first wrong element only in one that differs. */
-        const int64_t rb = is_rs(d) ? d->n * d->cb : is_rooted(d) ? 0 : w.rbytes[(size_t)op * P];
-        unsigned char *expect = malloc((size_t)rb + 1);
-        if (!expect) {
+        /* Compare each rank's whole receive buffer with the image it must end with, and
+         * look for the first wrong element only in one that differs. */
+        int64_t rb = 0, sbmax = 0;
+        for (int i = 0; i < P; i++) {
+            int64_t b = is_rs(d) ? d->n * d->cb : w.rbytes[(size_t)op * P + i];
+            if (b > rb) rb = b;
+            if (w.sbytes[(size_t)op * P + i] > sbmax) sbmax = w.sbytes[(size_t)op * P + i];
+        }
+        unsigned char *expect = malloc((size_t)rb + 1), *scratch = malloc((size_t)sbmax + 1);
+        if (!expect || !scratch) {
+            free(expect);
+            free(scratch);
             rc = CONVOY_ERR_NO_MEM;
             goto cleanup;
         }
-        if (!is_rooted(d)) expected_image(d, op, expect);
         for (int i = 0; i < P && !w.failed; i++) {
             char why[1024];
             const unsigned char *got = w.rbuf[(size_t)op * P + i];
@@ -794,9 +872,10 @@ static int run_mode(const convoy__check_case *c, const casedata *d, const convoy
              * Rooted collectives: each rank's own image (verify compares it). */
             if (is_rooted(d)) {
                 if (!verify(d, op, i, got, why, sizeof why)) continue;
-            } else if (is_rs(d) ? memcmp(got, expect + d->displs[i] * d->cb,
+            } else if (expected_image(d, op, i, expect, scratch),
+                       is_rs(d) ? memcmp(got, expect + d->displs[i] * d->cb,
                                          (size_t)(d->rcounts[i] * d->cb)) == 0
-                                : memcmp(got, expect, (size_t)rb) == 0) {
+                                : memcmp(got, expect, (size_t)w.rbytes[(size_t)op * P + i]) == 0) {
                 continue;
             } else if (!verify(d, op, i, got, why, sizeof why))
                 snprintf(why, sizeof why,
@@ -809,6 +888,7 @@ static int run_mode(const convoy__check_case *c, const casedata *d, const convoy
                 chk_fail(&w, "%s", why);
         }
         free(expect);
+        free(scratch);
     }
     if (w.failed) {
         res->status = CONVOY_CHECK_FAIL;
@@ -939,7 +1019,21 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         /* A barrier is an allreduce of nothing: empty buffers, only causality to check. */
         d.n = coll == CONVOY_COLL_BARRIER ? 0 : c->count;
     }
-    if (coll != CONVOY_COLL_ALLGATHERV && !is_rooted(&d)) {
+    if (coll == CONVOY_COLL_ALLTOALL) {
+        /* The builders' view of the blocks: n elements each, packed in rank order. */
+        d.rcounts = malloc((size_t)P * sizeof *d.rcounts);
+        d.displs = malloc((size_t)P * sizeof *d.displs);
+        if (!d.rcounts || !d.displs) {
+            rc = CONVOY_ERR_NO_MEM;
+            goto cleanup;
+        }
+        for (int i = 0; i < P; i++) {
+            d.rcounts[i] = d.n;
+            d.displs[i] = i * d.n;
+        }
+        d.cb = 8;
+    }
+    if (is_red(&d)) {
         d.ar.P = P;
         d.ar.W = (P + 63) / 64;
         d.ar.cb = 8 * (int64_t)(d.ar.W + 1);
@@ -977,14 +1071,14 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
                 *(is_gather(&d) ? &a->rtype : &a->stype) = byte;
             }
         }
-        a->inplace = c->inplace && (!is_rooted(&d) || i == c->root);
-        a->commutative = coll != CONVOY_COLL_ALLGATHERV ? c->commutative || c->idempotent : 1;
-        a->idempotent = coll == CONVOY_COLL_ALLREDUCE && c->idempotent;
+        a->inplace = is_rooted(&d) ? c->inplace && i == c->root : inplace_at(&d, i);
+        a->commutative = is_red(&d) ? c->commutative || c->idempotent : 1;
+        a->idempotent = convoy__coll_reduces(coll) && c->idempotent;
         a->shm_bytes = c->shm_bytes;
         a->machine = c->machine;
         a->nparams = c->nparams;
         memcpy(a->params, c->params, sizeof a->params);
-        int app = coll == CONVOY_COLL_ALLGATHERV || c->commutative || c->idempotent ||
+        int app = !is_red(&d) || c->commutative || c->idempotent ||
                   (c->algo->props & CONVOY_ALGO_NONCOMMUTATIVE);
         if (app && c->algo->applicable) app = c->algo->applicable(a) != 0;
         napp += app;

@@ -42,7 +42,8 @@ typedef struct convoy__check_case {
     const char *counts;       /* allgatherv, reduce_scatter, gatherv, scatterv: distribution
                                  name (check/dist.h) */
     int64_t base;             /* allgatherv, reduce_scatter: base count c of the distribution */
-    int64_t count;            /* allreduce, bcast: elements; gather, scatter: per rank */
+    int64_t count;            /* allreduce, bcast, reduce, scan, exscan: elements; gather,
+                                 scatter: per rank; alltoall: elements per block */
     int root;                 /* rooted collectives: the root's rank (< procs) */
     uint64_t seed;            /* layout, counts, displacements and completion order */
     int inplace;              /* MPI_IN_PLACE */

@@ -85,6 +85,7 @@ typedef struct chk_rank {
 typedef struct chk_world {
     int P, nnodes, ops, mode;
     int inplace;
+    int inplace_rank; /* >= 0: MPI_IN_PLACE at this rank alone (Reduce's root); -1: all */
     chk_rank *r;
     chk_node *nodes;
     const convoy__topo *topo;             /* full topology (any rank's view) */

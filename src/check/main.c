@@ -22,7 +22,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: convoy-check [options]\n"
             "  --coll C[,C]          allgatherv, allreduce, barrier, reduce_scatter, bcast,\n"
-            "                        gather, gatherv, scatter, scatterv (default:\n"
+            "                        gather, gatherv, scatter, scatterv, reduce, scan, exscan,\n"
+            "                        alltoall (default:\n"
             "                        every collective with a registered algorithm)\n"
             "  --algo NAME[,NAME]|all  algorithms (default all registered; the checker also\n"
             "                        knows the test builder shm_stream for allgatherv)\n"
@@ -35,10 +36,11 @@ static void usage(FILE *f)
             "                        (per-rank blocks; default random,zeros,broadcast;\n"
             "                        all: every known one)\n"
             "  --base C              base count c of the distributions (default 5)\n"
-            "  --count LIST          allreduce and bcast element counts, gather and scatter\n"
-            "                        counts per rank (default 0,1,7)\n"
-            "  --root LIST|all       roots of rooted collectives: ranks, last, mid, all\n"
-            "                        (default 0; ranks >= P are skipped)\n"
+            "  --count LIST          allreduce, bcast, reduce, scan, exscan element counts,\n"
+            "                        gather and scatter counts per rank, alltoall elements per\n"
+            "                        block (default 0,1,7)\n"
+            "  --root LIST|all       roots of rooted collectives (and reduce): ranks, last,\n"
+            "                        mid, all (default 0; ranks >= P are skipped)\n"
             "  --op comm,noncomm,idem  allreduce and reduce_scatter operation kinds (default\n"
             "                        comm,noncomm; noncomm only for algorithms that claim to\n"
             "                        keep rank order; idem (allreduce): idempotent,\n"
@@ -230,7 +232,8 @@ typedef struct tally {
 static int is_rooted(int coll)
 {
     return coll == CONVOY_COLL_BCAST || coll == CONVOY_COLL_GATHER || coll == CONVOY_COLL_GATHERV ||
-           coll == CONVOY_COLL_SCATTER || coll == CONVOY_COLL_SCATTERV;
+           coll == CONVOY_COLL_SCATTER || coll == CONVOY_COLL_SCATTERV ||
+           coll == CONVOY_COLL_REDUCE;
 }
 
 /* The k-th root of --root for P processes, or -1 when it names none there. */
@@ -288,6 +291,17 @@ static void case_name(const convoy__check_case *c, int coll, char *buf, size_t l
         snprintf(buf, len, "%s %s %s counts=%s base=%lld op=%s inplace=%d seed=%llu",
                  convoy__coll_name(coll), c->algo->name, where, c->counts, (long long)c->base,
                  c->commutative ? "comm" : "noncomm", c->inplace, (unsigned long long)c->seed);
+    else if (coll == CONVOY_COLL_ALLTOALL)
+        snprintf(buf, len, "%s %s %s count=%lld inplace=%d seed=%llu", convoy__coll_name(coll),
+                 c->algo->name, where, (long long)c->count, c->inplace,
+                 (unsigned long long)c->seed);
+    else if (coll == CONVOY_COLL_REDUCE)
+        snprintf(buf, len, "%s %s %s count=%lld root=%d op=%s inplace=%d seed=%llu",
+                 convoy__coll_name(coll), c->algo->name, where, (long long)c->count, c->root,
+                 c->idempotent    ? "idem"
+                 : c->commutative ? "comm"
+                                  : "noncomm",
+                 c->inplace, (unsigned long long)c->seed);
     else
         snprintf(buf, len, "%s %s %s count=%lld op=%s inplace=%d seed=%llu",
                  convoy__coll_name(coll), c->algo->name, where, (long long)c->count,
@@ -305,9 +319,10 @@ static int regular_data(const convoy__check_case *c)
 {
     const int base = convoy__coll_base(c->coll);
     if (base == CONVOY_COLL_BARRIER) return 0;
-    if (base == CONVOY_COLL_ALLREDUCE ? c->count < c->procs
-                                      : strcmp(c->counts, "regular") || c->base <= 0)
-        return 0;
+    const int by_count = base == CONVOY_COLL_ALLREDUCE || base == CONVOY_COLL_REDUCE ||
+                         base == CONVOY_COLL_SCAN || base == CONVOY_COLL_EXSCAN ||
+                         base == CONVOY_COLL_ALLTOALL;
+    if (by_count ? c->count < c->procs : strcmp(c->counts, "regular") || c->base <= 0) return 0;
     int64_t *ids = malloc((size_t)c->procs * sizeof *ids);
     convoy__topo t;
     int ok = ids && (c->ids ? (memcpy(ids, c->ids, (size_t)c->procs * sizeof *ids), 1)
@@ -611,8 +626,7 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
                         coll == CONVOY_COLL_GATHERV || coll == CONVOY_COLL_SCATTERV;
     /* Allgather, Reduce_scatter_block: --count elements per rank (the "regular" counts). */
     const int equal = coll != convoy__coll_base(coll);
-    const int reduces = convoy__coll_base(coll) == CONVOY_COLL_ALLREDUCE ||
-                        convoy__coll_base(coll) == CONVOY_COLL_REDUCE_SCATTER;
+    const int reduces = convoy__coll_reduces(coll);
     const int nkind = barrier ? 1 : by_dist ? o->counts.n : o->count.n;
     const int nop = reduces ? o->ops_kinds.n : 1;
     const int nin = barrier || coll == CONVOY_COLL_BCAST ? 1 : o->inplace.n;
@@ -640,8 +654,10 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
                                 } else if (!barrier)
                                     c.count = o->count.v[kk];
                                 c.commutative = 1;
-                                c.idempotent = coll == CONVOY_COLL_ALLREDUCE &&
-                                               strcmp(o->ops_kinds.v[oi], "idem") == 0;
+                                c.idempotent =
+                                    reduces &&
+                                    convoy__coll_base(coll) != CONVOY_COLL_REDUCE_SCATTER &&
+                                    strcmp(o->ops_kinds.v[oi], "idem") == 0;
                                 if (reduces && strcmp(o->ops_kinds.v[oi], "noncomm") == 0) {
                                     if (!(al->props & CONVOY_ALGO_NONCOMMUTATIVE)) continue;
                                     c.commutative = 0;

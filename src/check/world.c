@@ -593,8 +593,9 @@ static int start_op(chk_world *w, chk_rank *r)
 {
     const int k = r->op, i = k * w->P + r->rank;
     const convoy__schedule *s = w->sched[r->rank];
-    r->sendbuf = w->inplace ? NULL : w->sbuf[i];
-    r->sbytes = w->inplace ? 0 : w->sbytes[i];
+    const int inplace = w->inplace && (w->inplace_rank < 0 || w->inplace_rank == r->rank);
+    r->sendbuf = inplace ? NULL : w->sbuf[i];
+    r->sbytes = inplace ? 0 : w->sbytes[i];
     r->recvbuf = w->rbuf[i];
     r->rbytes = w->rbytes[i];
     r->t.shm_seq = (s->nflags > 0 || s->shm_bytes > 0) ? (uint64_t)k : 0;

@@ -54,3 +54,29 @@ convoy__machine convoy__machine_levels(const convoy__machine *m)
     if (r.beta_nic < 0) r.beta_nic = 0;
     return r;
 }
+
+convoy__region convoy__a2a_rblock(const convoy__args *a, int i)
+{
+    return convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, a->displs[i] * a->rtype.extent,
+                       a->rcounts[i]);
+}
+
+convoy__region convoy__a2a_sblock(const convoy__args *a, int j)
+{
+    if (a->inplace)
+        return convoy__reg(CONVOY_BUF_TMP, CONVOY_T_RECV,
+                           a->displs[j] * a->rtype.extent - a->rtype.true_lb, a->rcounts[j]);
+    return convoy__reg(CONVOY_BUF_SEND, CONVOY_T_SEND, j * a->count * a->stype.extent, a->count);
+}
+
+int convoy__a2a_stage(const convoy__args *a, convoy__schedule *s)
+{
+    const int p = a->topo->size;
+    const int64_t total = a->displs[p - 1] + a->rcounts[p - 1];
+    if (!a->inplace || total == 0) return -1;
+    const int64_t bytes = a->rtype.true_extent + (total - 1) * a->rtype.extent;
+    if (s->tmp_bytes < bytes) s->tmp_bytes = bytes;
+    return convoy__add_copy(s, convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, 0, total),
+                            convoy__reg(CONVOY_BUF_TMP, CONVOY_T_RECV, -a->rtype.true_lb, total), 0,
+                            NULL);
+}

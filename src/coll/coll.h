@@ -24,8 +24,19 @@ enum convoy__coll {
     CONVOY_COLL_GATHERV,
     CONVOY_COLL_SCATTER,
     CONVOY_COLL_SCATTERV,
+    CONVOY_COLL_REDUCE,
+    CONVOY_COLL_SCAN,
+    CONVOY_COLL_EXSCAN,
+    CONVOY_COLL_ALLTOALL,
     CONVOY_NCOLL
 };
+
+/* Whether the collective combines with an operation (and so has commutativity to honour). */
+static inline int convoy__coll_reduces(int coll)
+{
+    return coll == CONVOY_COLL_ALLREDUCE || coll == CONVOY_COLL_REDUCE_SCATTER ||
+           coll == CONVOY_COLL_REDUCE || coll == CONVOY_COLL_SCAN || coll == CONVOY_COLL_EXSCAN;
+}
 
 /* What a builder knows of a datatype: enough to compute offsets and scratch sizes. */
 typedef struct convoy__dtype {
@@ -83,6 +94,13 @@ typedef struct convoy__args {
      * rank i's block, displs[i] = its offset in the vector (prefix sums), all in elements
      * of the operation's datatype (stype == rtype); in place, the receive buffer holds the
      * whole vector on entry and rank i's block at its start on exit.
+     * Reduce, Scan, Exscan: count elements of the operation's datatype (stype == rtype);
+     * Reduce: only the root has a receive buffer (MPI_IN_PLACE only there: inplace is set
+     * on the root alone); Exscan: rank 0's receive buffer is never written.
+     * Alltoall: count = elements of stype per destination block of the send buffer,
+     * rcounts[i] = elements of rtype per block (the same for all i), displs[i] = i *
+     * rcounts[i]; in place, stype == rtype, count == rcounts[i] and the receive buffer
+     * holds the blocks to send on entry.
      * Rooted collectives: see "Rooted collectives" below. */
     int64_t count;
     int root; /* rooted collectives: the root's rank in the communicator */
@@ -164,6 +182,14 @@ int convoy__binomial_span(int v, int p);
 /* Byte offsets of the blocks of relative ranks v .. v + sub - 1 packed in that order:
  * off[q] for v + q, off[sub] = their bytes (malloc'd; NULL when out of memory). */
 int64_t *convoy__rooted_packed(const convoy__args *a, int v, int sub);
+
+/* Alltoall: block i of the receive buffer (from rank i); block j of the data to send (to
+ * rank j): the send buffer's, or in place a copy of the receive buffer's in scratch at
+ * offset 0 (convoy__a2a_stage makes it: tmp_bytes and the copy step, or -1 when not in
+ * place). */
+convoy__region convoy__a2a_rblock(const convoy__args *a, int i);
+convoy__region convoy__a2a_sblock(const convoy__args *a, int j);
+int convoy__a2a_stage(const convoy__args *a, convoy__schedule *s);
 
 typedef int (*convoy__builder)(const convoy__args *a, convoy__schedule *s);
 
@@ -293,5 +319,55 @@ int convoy__scatter_linear(const convoy__args *a, convoy__schedule *s);
 double convoy__scatter_linear_cost(const convoy__args *a, const convoy__machine *m);
 int convoy__scatter_binomial(const convoy__args *a, convoy__schedule *s);
 double convoy__scatter_binomial_cost(const convoy__args *a, const convoy__machine *m);
+
+/* reduce */
+int convoy__reduce_binomial(const convoy__args *a, convoy__schedule *s);
+double convoy__reduce_binomial_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__reduce_rabenseifner(const convoy__args *a, convoy__schedule *s);
+double convoy__reduce_rabenseifner_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__reduce_hier(const convoy__args *a, convoy__schedule *s);
+int convoy__reduce_hier_applicable(const convoy__args *a);
+double convoy__reduce_hier_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__reduce_lane(const convoy__args *a, convoy__schedule *s);
+int convoy__reduce_lane_applicable(const convoy__args *a);
+double convoy__reduce_lane_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__reduce_lane_gather(const convoy__args *a, convoy__schedule *s);
+double convoy__reduce_lane_gather_cost(const convoy__args *a, const convoy__machine *m);
+/* The node reduce-scatter of the full-lane Reduce and Scan (papers/004 §3.4, §3.5): the
+ * node's vector (`in`, a region of s: count elements) reduced over the node (the node
+ * group nt) so that each process ends with the node's partial result of the lane blocks
+ * it serves (lane.h), block j at out.off + (its offset) extent (out may be the parent's
+ * scratch). One child per group of n blocks, padded with placeholders to the most groups
+ * of any node, and an empty child joining them, whose step it returns;
+ * convoy__lane_node_skip adds the same number of empty children (a node that skips it). */
+int convoy__lane_node_rs(convoy__schedule *s, const convoy__args *a, const convoy__topo *nt,
+                         convoy__region in, convoy__region out, int ndeps, const int *deps);
+int convoy__lane_node_skip(convoy__schedule *s, const convoy__topo *t);
+/* Groups of n consecutive lane blocks on a node of n processes, the most on any node. */
+int convoy__lane_node_groups(const convoy__topo *t);
+
+/* scan and exscan (one file per algorithm serves both: a->coll tells which) */
+int convoy__scan_linear(const convoy__args *a, convoy__schedule *s);
+double convoy__scan_linear_cost(const convoy__args *a, const convoy__machine *m);
+void convoy__scan_linear_explain(const convoy__args *a, char *buf, size_t len);
+int convoy__scan_recdbl(const convoy__args *a, convoy__schedule *s);
+double convoy__scan_recdbl_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__scan_hier(const convoy__args *a, convoy__schedule *s);
+int convoy__scan_hier_applicable(const convoy__args *a);
+double convoy__scan_hier_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__scan_lane(const convoy__args *a, convoy__schedule *s);
+int convoy__scan_lane_applicable(const convoy__args *a);
+double convoy__scan_lane_cost(const convoy__args *a, const convoy__machine *m);
+
+/* alltoall */
+int convoy__alltoall_pairwise(const convoy__args *a, convoy__schedule *s);
+double convoy__alltoall_pairwise_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__alltoall_linear(const convoy__args *a, convoy__schedule *s);
+double convoy__alltoall_linear_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__alltoall_bruck(const convoy__args *a, convoy__schedule *s);
+double convoy__alltoall_bruck_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__alltoall_lane(const convoy__args *a, convoy__schedule *s);
+int convoy__alltoall_lane_applicable(const convoy__args *a);
+double convoy__alltoall_lane_cost(const convoy__args *a, const convoy__machine *m);
 
 #endif

@@ -6,7 +6,8 @@
 
 static const char *const coll_names[CONVOY_NCOLL] = {
     "allgatherv", "allreduce", "barrier", "reduce_scatter", "allgather", "reduce_scatter_block",
-    "bcast",      "gather",    "gatherv", "scatter",        "scatterv"};
+    "bcast",      "gather",    "gatherv", "scatter",        "scatterv",  "reduce",
+    "scan",       "exscan",    "alltoall"};
 
 const char *convoy__coll_name(int coll)
 {
@@ -49,8 +50,7 @@ static int usable(const convoy__algo *al, const convoy__args *a, int reproducibl
 {
     if (!convoy__algo_serves(al, a->coll)) return 0;
     if (reproducible && !(al->props & CONVOY_ALGO_REPRODUCIBLE)) return 0;
-    const int base = convoy__coll_base(a->coll);
-    if ((base == CONVOY_COLL_ALLREDUCE || base == CONVOY_COLL_REDUCE_SCATTER) && !a->commutative &&
+    if (convoy__coll_reduces(a->coll) && !a->commutative &&
         !(al->props & CONVOY_ALGO_NONCOMMUTATIVE))
         return 0;
     return !al->applicable || al->applicable(a);

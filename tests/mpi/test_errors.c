@@ -876,6 +876,246 @@ static void test_check_reduce_scatter(void)
     MPI_Comm_free(&comm);
 }
 
+/* --- Reduce, Scan, Exscan, Alltoall ---------------------------------------------------------- */
+
+enum { X_REDUCE, X_SCAN, X_EXSCAN, X_ALLTOALL, X_N };
+static const char *const x_name[X_N] = {"reduce", "scan", "exscan", "alltoall"};
+
+/* One call of collective x in family f; count is Alltoall's sendcount and recvcount. */
+static int call_x(int x, int f, const void *sb, void *rb, int count, MPI_Datatype t, MPI_Op op,
+                  int root, MPI_Comm comm, int nullreq)
+{
+    convoy_request req = CONVOY_REQUEST_NULL;
+    convoy_request *rp = nullreq ? NULL : &req;
+    MPI_Info in = MPI_INFO_NULL;
+    int rc = MPI_SUCCESS;
+    switch (x * F_NFAM + f) {
+    case X_REDUCE *F_NFAM + F_BLOCKING: rc = convoy_Reduce(sb, rb, count, t, op, root, comm); break;
+    case X_REDUCE *F_NFAM + F_NONBLOCKING:
+        rc = convoy_Ireduce(sb, rb, count, t, op, root, comm, rp);
+        break;
+    case X_REDUCE *F_NFAM + F_PERSISTENT:
+        rc = convoy_Reduce_init(sb, rb, count, t, op, root, comm, in, rp);
+        break;
+    case X_SCAN *F_NFAM + F_BLOCKING: rc = convoy_Scan(sb, rb, count, t, op, comm); break;
+    case X_SCAN *F_NFAM + F_NONBLOCKING: rc = convoy_Iscan(sb, rb, count, t, op, comm, rp); break;
+    case X_SCAN *F_NFAM + F_PERSISTENT:
+        rc = convoy_Scan_init(sb, rb, count, t, op, comm, in, rp);
+        break;
+    case X_EXSCAN *F_NFAM + F_BLOCKING: rc = convoy_Exscan(sb, rb, count, t, op, comm); break;
+    case X_EXSCAN *F_NFAM + F_NONBLOCKING:
+        rc = convoy_Iexscan(sb, rb, count, t, op, comm, rp);
+        break;
+    case X_EXSCAN *F_NFAM + F_PERSISTENT:
+        rc = convoy_Exscan_init(sb, rb, count, t, op, comm, in, rp);
+        break;
+    case X_ALLTOALL *F_NFAM + F_BLOCKING:
+        rc = convoy_Alltoall(sb, count, t, rb, count, t, comm);
+        break;
+    case X_ALLTOALL *F_NFAM + F_NONBLOCKING:
+        rc = convoy_Ialltoall(sb, count, t, rb, count, t, comm, rp);
+        break;
+    default: rc = convoy_Alltoall_init(sb, count, t, rb, count, t, comm, in, rp); break;
+    }
+    if (req != CONVOY_REQUEST_NULL) {
+        if (f == F_NONBLOCKING) convoy_wait(&req);
+        convoy_request_free(&req);
+    }
+    return rc;
+}
+
+/* A valid Reduce, Scan and Alltoall on comm, checked by hand. */
+static void rsa_still_works(MPI_Comm comm, const char *after)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int in = rank + 1, red = -1, scan = -1, *a = malloc(2 * (size_t)size * sizeof(int));
+    for (int i = 0; i < size; i++)
+        a[i] = rank * 1000 + i;
+    int rc = convoy_Reduce(&in, &red, 1, MPI_INT, MPI_SUM, size - 1, comm);
+    if (!rc) rc = convoy_Scan(&in, &scan, 1, MPI_INT, MPI_SUM, comm);
+    if (!rc) rc = convoy_Alltoall(a, 1, MPI_INT, a + size, 1, MPI_INT, comm);
+    int ok = !rc && (rank != size - 1 || red == size * (size + 1) / 2) &&
+             scan == (rank + 1) * (rank + 2) / 2;
+    for (int i = 0; i < size && ok; i++)
+        ok = a[size + i] == i * 1000 + rank;
+    char what[256], e[300];
+    snprintf(what, sizeof what, "valid Reduce, Scan and Alltoall after %s", after);
+    tc_check(comm, ok, what, rc == MPI_SUCCESS ? "wrong result" : tc_errstr(rc, e, sizeof e));
+    free(a);
+}
+
+static void test_args_rsa(void)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    rsa_still_works(comm, "nothing");
+    MPI_Comm self;
+    MPI_Comm_dup(MPI_COMM_SELF, &self);
+    MPI_Comm_set_errhandler(self, MPI_ERRORS_RETURN);
+    int sb[256], rb[256];
+    for (int i = 0; i < 256; i++)
+        sb[i] = i, rb[i] = 0;
+    MPI_Datatype uncommitted;
+    MPI_Type_vector(2, 1, 2, MPI_INT, &uncommitted);
+    char what[256];
+    for (int x = 0; x < X_N; x++)
+        for (int f = 0; f < F_NFAM; f++) {
+            const int red = x != X_ALLTOALL;
+#define XA(desc, c1, c2, ...)                                                                      \
+    do {                                                                                           \
+        snprintf(what, sizeof what, "convoy_%s%s%s: %s", f == F_NONBLOCKING ? "I" : "", x_name[x], \
+                 f == F_PERSISTENT ? "_init" : "", desc);                                          \
+        expect_class(MPI_COMM_WORLD, what, call_x(x, f, __VA_ARGS__), c1, c2);                     \
+    } while (0)
+            XA("count -1", MPI_ERR_COUNT, -1, sb, rb, -1, MPI_INT, MPI_SUM, 0, comm, 0);
+            XA("MPI_DATATYPE_NULL", MPI_ERR_TYPE, MPI_ERR_OP, sb, rb, 1, MPI_DATATYPE_NULL, MPI_SUM,
+               0, comm, 0);
+            XA("uncommitted derived datatype", MPI_ERR_TYPE, MPI_ERR_OP, sb, rb, 1, uncommitted,
+               MPI_SUM, 0, comm, 0);
+            XA("MPI_COMM_NULL", MPI_ERR_COMM, -1, sb, rb, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_NULL, 0);
+            /* Reduce: only the root's buffers may not alias; a communicator of one process
+             * makes every rank a root (elsewhere the others would run the reduction). */
+            XA("sendbuf == recvbuf (not MPI_IN_PLACE)", MPI_ERR_BUFFER, MPI_ERR_ARG, sb, sb, 2,
+               MPI_INT, MPI_SUM, 0, x == X_REDUCE ? self : comm, 0);
+            if (red) {
+                XA("MPI_OP_NULL", MPI_ERR_OP, -1, sb, rb, 1, MPI_INT, MPI_OP_NULL, 0, comm, 0);
+                XA("MPI_BAND on MPI_DOUBLE", MPI_ERR_OP, -1, sb, rb, 1, MPI_DOUBLE, MPI_BAND, 0,
+                   comm, 0);
+                XA("MPI_MAXLOC on MPI_INT", MPI_ERR_OP, -1, sb, rb, 1, MPI_INT, MPI_MAXLOC, 0, comm,
+                   0);
+            }
+            if (x == X_REDUCE) {
+                XA("root -1", MPI_ERR_ROOT, -1, sb, rb, 1, MPI_INT, MPI_SUM, -1, comm, 0);
+                XA("root = size", MPI_ERR_ROOT, -1, sb, rb, 1, MPI_INT, MPI_SUM, size, comm, 0);
+                /* MPI_IN_PLACE is the root's: every rank but the root errs; the root is not
+                 * called (it would wait for the others) and checks a stand-in error. */
+                snprintf(what, sizeof what, "convoy_%sreduce%s: MPI_IN_PLACE at a non-root",
+                         f == F_NONBLOCKING ? "I" : "", f == F_PERSISTENT ? "_init" : "");
+                expect_class(MPI_COMM_WORLD, what,
+                             rank == 0
+                                 ? MPI_ERR_BUFFER
+                                 : call_x(x, f, MPI_IN_PLACE, rb, 1, MPI_INT, MPI_SUM, 0, comm, 0),
+                             MPI_ERR_BUFFER, MPI_ERR_ARG);
+            }
+            if (f != F_BLOCKING)
+                XA("NULL request pointer", MPI_ERR_REQUEST, MPI_ERR_ARG, sb, rb, 1, MPI_INT,
+                   MPI_SUM, 0, comm, 1);
+#undef XA
+        }
+    /* Zero counts are valid (and sendbuf == recvbuf is then no aliasing). */
+    {
+        int ok = 1;
+        for (int x = 0; x < X_N; x++)
+            ok &= call_x(x, F_BLOCKING, sb, sb, 0, MPI_INT, MPI_SUM, 0, comm, 0) == MPI_SUCCESS;
+        tc_check(MPI_COMM_WORLD, ok, "Reduce, Scan, Exscan, Alltoall with count 0 succeed",
+                 "an error");
+    }
+    /* The user's error handler gets the class and the user's communicator. */
+    MPI_Errhandler eh;
+    MPI_Comm_create_errhandler(user_handler, &eh);
+    MPI_Comm_set_errhandler(comm, eh);
+    for (int x = 0; x < X_N; x++) {
+        eh_calls = 0, eh_class = -1, eh_comm = MPI_COMM_NULL;
+        int rc = call_x(x, F_NONBLOCKING, sb, rb, -1, MPI_INT, MPI_SUM, 0, comm, 0);
+        int cmp = MPI_UNEQUAL, rcls = -1;
+        if (eh_comm != MPI_COMM_NULL) MPI_Comm_compare(eh_comm, comm, &cmp);
+        if (rc != MPI_SUCCESS) MPI_Error_class(rc, &rcls);
+        snprintf(what, sizeof what,
+                 "user error handler called by convoy_I%s (count -1): once, with "
+                 "MPI_ERR_COUNT and the user's communicator",
+                 x_name[x]);
+        char detail[256];
+        snprintf(detail, sizeof detail, "handler calls %d, class %s, communicator %s", eh_calls,
+                 class_name(eh_class), cmp == MPI_IDENT ? "the user's" : "another one");
+        tc_check(MPI_COMM_WORLD,
+                 eh_calls == 1 && eh_class == MPI_ERR_COUNT && cmp == MPI_IDENT &&
+                     rcls == MPI_ERR_COUNT,
+                 what, detail);
+    }
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Errhandler_free(&eh);
+    rsa_still_works(comm, "the argument errors");
+    MPI_Comm_free(&self);
+    MPI_Type_free(&uncommitted);
+    MPI_Comm_free(&comm);
+}
+
+/* CONVOY_CHECK_ARGS for Reduce, Scan, Exscan, Alltoall: mismatches give every rank an error
+ * and a message; consistent calls (in place at the root only, a user op) pass. */
+static void test_check_rsa(void)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    rsa_still_works(comm, "nothing (first use)");
+    int sb[256], rb[256];
+    for (int i = 0; i < 256; i++)
+        sb[i] = rank + i, rb[i] = 0;
+    const int last = size - 1;
+    static const char *const kw_count[] = {"count", NULL};
+    static const char *const kw_root[] = {"root", NULL};
+    static const char *const kw_op[] = {" op ", " op:", " op,", "MPI_Op", NULL};
+    static const char *const kw_inplace[] = {"in_place", "in-place", "inplace", NULL};
+    static const char *const kw_block[] = {"block", "count", NULL};
+    struct {
+        const char *what;
+        int x, count, root, inplace;
+        MPI_Op op;
+        const char *const *kw;
+    } cases[] = {
+        {"Reduce, the last rank passes root 1, the others root 0", X_REDUCE, 3, -2, 0, MPI_SUM,
+         kw_root},
+        {"Reduce, the last rank passes count 5, the others 4", X_REDUCE, -5, 0, 0, MPI_SUM,
+         kw_count},
+        {"Scan, rank 0 passes MPI_SUM, the others MPI_MAX", X_SCAN, 3, 0, 0, MPI_OP_NULL, kw_op},
+        {"Exscan, rank 0 passes MPI_IN_PLACE, the others do not", X_EXSCAN, 3, 0, 1, MPI_SUM,
+         kw_inplace},
+        {"Alltoall, the last rank passes count 5, the others 4", X_ALLTOALL, -5, 0, 0, MPI_SUM,
+         kw_block},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const int count = cases[i].count > 0 ? cases[i].count : rank == last ? 5 : 4;
+        const int root = cases[i].root >= 0 ? cases[i].root : rank == last;
+        const MPI_Op op = cases[i].op != MPI_OP_NULL ? cases[i].op : rank == 0 ? MPI_SUM : MPI_MAX;
+        const int ip = cases[i].inplace && rank == 0;
+        cap_begin(cases[i].what);
+        int rc = call_x(cases[i].x, F_BLOCKING, ip ? MPI_IN_PLACE : (void *)sb, rb, count, MPI_INT,
+                        op, root, comm, 0);
+        char *msg = cap_end();
+        mismatch(comm, cases[i].what, rc, msg, cases[i].kw);
+        free(msg);
+    }
+    rsa_still_works(comm, "the mismatches");
+    /* Consistent: MPI_IN_PLACE at the root alone, a user op (handles differ). */
+    {
+        MPI_Op uop;
+        MPI_Op_create(op_usersum, 1, &uop);
+        for (int i = 0; i < 3; i++)
+            rb[i] = rank + i;
+        const int root = last;
+        int rc = convoy_Reduce(rank == root ? MPI_IN_PLACE : (void *)rb, rank == root ? rb : rb + 8,
+                               3, MPI_INT, uop, root, comm);
+        int ok = rc == MPI_SUCCESS;
+        for (int k = 0; k < 3 && ok && rank == root; k++)
+            ok = rb[k] == size * (size - 1) / 2 + size * k;
+        tc_check(comm, ok,
+                 "CONVOY_CHECK_ARGS: a consistent Reduce passes (user op, in place at the root)",
+                 rc ? "an error" : "wrong result");
+        MPI_Op_free(&uop);
+    }
+    MPI_Comm_free(&comm);
+}
+
 /* --- CONVOY_WATCHDOG ------------------------------------------------------------------------- */
 
 static void test_watchdog(void)
@@ -1158,10 +1398,12 @@ int main(int argc, char **argv)
         test_args();
         test_args_reduce_scatter();
         test_args_rooted();
+        test_args_rsa();
     } else if (strcmp(mode, "check") == 0) {
         test_check();
         test_check_reduce_scatter();
         test_check_rooted();
+        test_check_rsa();
     } else if (strcmp(mode, "watchdog") == 0)
         test_watchdog();
     else {
