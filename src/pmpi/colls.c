@@ -71,6 +71,19 @@
         void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm
 #define A_Scatterv sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm
 
+#define P_Reduce                                                                                   \
+    const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,     \
+        MPI_Comm comm
+#define A_Reduce sendbuf, recvbuf, count, datatype, op, root, comm
+
+#define P_Scan P_Allreduce
+#define A_Scan A_Allreduce
+#define P_Exscan P_Allreduce
+#define A_Exscan A_Allreduce
+
+#define P_Alltoall P_Allgather
+#define A_Alltoall A_Allgather
+
 /* --- the three forms ------------------------------------------------------------------- */
 
 /* Persistent collectives: MPI-4 names (MPICH 4), Open MPI 4.1's MPIX_ extension. */
@@ -134,6 +147,10 @@ DROPIN_WRAP(Gather, Igather, GATHER)
 DROPIN_WRAP(Gatherv, Igatherv, GATHERV)
 DROPIN_WRAP(Scatter, Iscatter, SCATTER)
 DROPIN_WRAP(Scatterv, Iscatterv, SCATTERV)
+DROPIN_WRAP(Reduce, Ireduce, REDUCE)
+DROPIN_WRAP(Scan, Iscan, SCAN)
+DROPIN_WRAP(Exscan, Iexscan, EXSCAN)
+DROPIN_WRAP(Alltoall, Ialltoall, ALLTOALL)
 
 /* --- MPI-4 large-count names ----------------------------------------------------------- */
 #if MPI_VERSION >= 4
@@ -189,6 +206,23 @@ static int fits(MPI_Count c)
 #define PC_Bcast void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm
 #define FIT_Bcast fits(count)
 #define AI_Bcast buffer, (int)count, datatype, root, comm
+
+#define PC_Reduce                                                                                  \
+    const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,         \
+        int root, MPI_Comm comm
+#define FIT_Reduce fits(count)
+#define AI_Reduce sendbuf, recvbuf, (int)count, datatype, op, root, comm
+#define PC_Scan PC_Allreduce
+#define FIT_Scan FIT_Allreduce
+#define AI_Scan AI_Allreduce
+#define PC_Exscan PC_Allreduce
+#define FIT_Exscan FIT_Allreduce
+#define AI_Exscan AI_Allreduce
+
+/* Alltoall: both counts matter on every rank. */
+#define PC_Alltoall PC_Allgather
+#define FIT_Alltoall (fits(sendcount) && fits(recvcount))
+#define AI_Alltoall AI_Allgather
 
 /* Gather(v) and Scatter(v): counts significant at the root only cannot decide alike on
  * every rank without communication, so their _c forms are always the MPI library's. */
@@ -259,5 +293,9 @@ DROPIN_WRAP_C(Gather, Igather, GATHER)
 DROPIN_WRAP_C(Gatherv, Igatherv, GATHERV)
 DROPIN_WRAP_C(Scatter, Iscatter, SCATTER)
 DROPIN_WRAP_C(Scatterv, Iscatterv, SCATTERV)
+DROPIN_WRAP_C(Reduce, Ireduce, REDUCE)
+DROPIN_WRAP_C(Scan, Iscan, SCAN)
+DROPIN_WRAP_C(Exscan, Iexscan, EXSCAN)
+DROPIN_WRAP_C(Alltoall, Ialltoall, ALLTOALL)
 
 #endif

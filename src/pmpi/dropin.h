@@ -27,7 +27,11 @@
     X(GATHER, "gather")                                                                            \
     X(GATHERV, "gatherv")                                                                          \
     X(SCATTER, "scatter")                                                                          \
-    X(SCATTERV, "scatterv")
+    X(SCATTERV, "scatterv")                                                                        \
+    X(REDUCE, "reduce")                                                                            \
+    X(SCAN, "scan")                                                                                \
+    X(EXSCAN, "exscan")                                                                            \
+    X(ALLTOALL, "alltoall")
 
 #define DROPIN_ID(id, name) DROPIN_##id,
 enum { DROPIN_COLLS(DROPIN_ID) DROPIN_NCOLL };

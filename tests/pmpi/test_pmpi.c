@@ -197,6 +197,35 @@ static int run_scatterv(int mode, int n, const int *in, int *out, MPI_Comm c, MP
 #undef A
 }
 
+static int run_reduce(int mode, int n, const int *in, int *out, MPI_Comm c, MPI_Request *r)
+{
+#define A in, out, n, MPI_INT, MPI_SUM, P - 1, c
+    FORMS(PMPI_Reduce(A), MPI_Reduce(A), MPI_Ireduce(A, r), INIT_CALL(Reduce, A))
+#undef A
+}
+
+static int run_scan(int mode, int n, const int *in, int *out, MPI_Comm c, MPI_Request *r)
+{
+#define A in, out, n, MPI_INT, MPI_SUM, c
+    FORMS(PMPI_Scan(A), MPI_Scan(A), MPI_Iscan(A, r), INIT_CALL(Scan, A))
+#undef A
+}
+
+static int run_exscan(int mode, int n, const int *in, int *out, MPI_Comm c, MPI_Request *r)
+{
+#define A in, out, n, MPI_INT, MPI_SUM, c
+    FORMS(PMPI_Exscan(A), MPI_Exscan(A), MPI_Iexscan(A, r), INIT_CALL(Exscan, A))
+#undef A
+}
+
+/* Alltoall: n ints per block, so in is read as P blocks of n (in holds P * n ints). */
+static int run_alltoall(int mode, int n, const int *in, int *out, MPI_Comm c, MPI_Request *r)
+{
+#define A in, n, MPI_INT, out, n, MPI_INT, c
+    FORMS(PMPI_Alltoall(A), MPI_Alltoall(A), MPI_Ialltoall(A, r), INIT_CALL(Alltoall, A))
+#undef A
+}
+
 static const coll colls[] = {
     {"allgather", DROPIN_ALLGATHER, run_allgather},
     {"allgatherv", DROPIN_ALLGATHERV, run_allgatherv},
@@ -209,6 +238,10 @@ static const coll colls[] = {
     {"gatherv", DROPIN_GATHERV, run_gatherv},
     {"scatter", DROPIN_SCATTER, run_scatter},
     {"scatterv", DROPIN_SCATTERV, run_scatterv},
+    {"reduce", DROPIN_REDUCE, run_reduce},
+    {"scan", DROPIN_SCAN, run_scan},
+    {"exscan", DROPIN_EXSCAN, run_exscan},
+    {"alltoall", DROPIN_ALLTOALL, run_alltoall},
 };
 enum { NCOLLS = sizeof colls / sizeof colls[0] };
 
