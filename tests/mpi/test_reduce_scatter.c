@@ -475,6 +475,32 @@ static void make_comm(tcomm *c, MPI_Comm comm, const char *name)
     MPI_Comm_size(comm, &c->size);
 }
 
+/* Whether al applies on this communicator (lane and hier need two nodes, one of two
+ * processes or more; their predicates read only the decomposition). Collective: it may
+ * make the communicator's state. */
+static int applies(const tcomm *c, const convoy__algo *al)
+{
+    if (!al->applicable) return 1;
+    const convoy__topo *topo;
+    if (convoy__comm_topo(c->comm, &topo) != MPI_SUCCESS) return 0;
+    int64_t *v = malloc(2 * (size_t)c->size * sizeof *v);
+    if (!v) return 0;
+    for (int r = 0; r < c->size; r++)
+        v[r] = 1, v[c->size + r] = r;
+    convoy__dtype t = {.size = sizeof(int), .extent = sizeof(int), .true_extent = sizeof(int)};
+    convoy__args a = {.coll = CONVOY_COLL_REDUCE_SCATTER,
+                      .topo = topo,
+                      .count = c->size,
+                      .rcounts = v,
+                      .displs = v + c->size,
+                      .stype = t,
+                      .rtype = t,
+                      .commutative = 1};
+    const int ok = al->applicable(&a);
+    free(v);
+    return ok;
+}
+
 /* NULL (the default selection) first, then every algorithm of the form's table (for a
  * non-commutative op only those that declare they keep rank order). */
 static int algo_list(int block, int noncommutative, const char **names, int max)
@@ -773,7 +799,7 @@ static void case_forced_builds(const tcomm *c, uint64_t seed)
 {
     for (int i = 0; i < convoy__nalgos; i++) {
         const convoy__algo *al = &convoy__algos[i];
-        if (!convoy__algo_serves(al, CONVOY_COLL_REDUCE_SCATTER_BLOCK)) continue;
+        if (!convoy__algo_serves(al, CONVOY_COLL_REDUCE_SCATTER_BLOCK) || !applies(c, al)) continue;
         char what[256], detail[256];
         snprintf(what, sizeof what, "reduce_scatter algo=%s comm=%s: forcing it builds it",
                  al->name, c->name);
@@ -847,7 +873,8 @@ int main(int argc, char **argv)
         case_forced_builds(c, seed);
         for (int i = 0; i < convoy__nalgos; i++)
             for (int block = 0; block < 2; block++)
-                if (convoy__algo_serves(&convoy__algos[i], form_coll(block)))
+                if (convoy__algo_serves(&convoy__algos[i], form_coll(block)) &&
+                    applies(c, &convoy__algos[i]))
                     case_persistent(c, convoy__algos[i].name, block, seed + 7 + (uint64_t)i);
     }
 
