@@ -475,6 +475,32 @@ static void make_comm(tcomm *c, MPI_Comm comm, const char *name)
     MPI_Comm_size(comm, &c->size);
 }
 
+/* Whether al applies on this communicator (lane and hier need two nodes, one of two
+ * processes or more; their predicates read only the decomposition). Collective: it may
+ * make the communicator's state. */
+static int applies(const tcomm *c, const convoy__algo *al)
+{
+    if (!al->applicable) return 1;
+    const convoy__topo *topo;
+    if (convoy__comm_topo(c->comm, &topo) != MPI_SUCCESS) return 0;
+    int64_t *v = malloc(2 * (size_t)c->size * sizeof *v);
+    if (!v) return 0;
+    for (int r = 0; r < c->size; r++)
+        v[r] = 1, v[c->size + r] = r;
+    convoy__dtype t = {.size = sizeof(int), .extent = sizeof(int), .true_extent = sizeof(int)};
+    convoy__args a = {.coll = CONVOY_COLL_REDUCE_SCATTER,
+                      .topo = topo,
+                      .count = c->size,
+                      .rcounts = v,
+                      .displs = v + c->size,
+                      .stype = t,
+                      .rtype = t,
+                      .commutative = 1};
+    const int ok = al->applicable(&a);
+    free(v);
+    return ok;
+}
+
 /* NULL (the default selection) first, then every algorithm of the form's table (for a
  * non-commutative op only those that declare they keep rank order). */
 static int algo_list(int block, int noncommutative, const char **names, int max)
@@ -766,34 +792,6 @@ static void case_persistent(const tcomm *c, const char *algo, int block, uint64_
     free(cnt), free(sb), free(rb);
 }
 
-/* Whether al's predicate accepts a Reduce_scatter_block of n ints per rank on c (lane and
- * hier need two nodes, one of them with two processes). */
-static int rsb_applies(const tcomm *c, const convoy__algo *al, int n)
-{
-    if (!al->applicable) return 1;
-    const convoy__topo *topo;
-    int64_t shm_bytes;
-    if (convoy__comm_topo(c->comm, &topo) != MPI_SUCCESS ||
-        convoy__comm_shm_bytes(c->comm, &shm_bytes) != MPI_SUCCESS)
-        return 0;
-    int64_t *v = malloc(2 * (size_t)c->size * sizeof *v);
-    for (int r = 0; r < c->size; r++)
-        v[r] = n, v[c->size + r] = (int64_t)r * n;
-    convoy__dtype t = {.size = sizeof(int), .extent = sizeof(int), .true_extent = sizeof(int)};
-    convoy__args a = {.coll = CONVOY_COLL_REDUCE_SCATTER_BLOCK,
-                      .topo = topo,
-                      .count = (int64_t)n * c->size,
-                      .rcounts = v,
-                      .displs = v + c->size,
-                      .stype = t,
-                      .rtype = t,
-                      .commutative = 1,
-                      .shm_bytes = shm_bytes};
-    int ok = al->applicable(&a);
-    free(v);
-    return ok;
-}
-
 /* A blocking call with counts no other case uses and the algorithm forced: its builder
  * must run (not a fallback to native or to another algorithm's cached schedule). All
  * algorithms get the same arguments, so a forcing that is ignored hits the cache. */
@@ -801,12 +799,11 @@ static void case_forced_builds(const tcomm *c, uint64_t seed)
 {
     for (int i = 0; i < convoy__nalgos; i++) {
         const convoy__algo *al = &convoy__algos[i];
-        int n = 3001 + (int)(seed % 1000) * 2;
-        if (!convoy__algo_serves(al, CONVOY_COLL_REDUCE_SCATTER_BLOCK) || !rsb_applies(c, al, n))
-            continue;
+        if (!convoy__algo_serves(al, CONVOY_COLL_REDUCE_SCATTER_BLOCK) || !applies(c, al)) continue;
         char what[256], detail[256];
         snprintf(what, sizeof what, "reduce_scatter algo=%s comm=%s: forcing it builds it",
                  al->name, c->name);
+        int n = 3001 + (int)(seed % 1000) * 2;
         int *in = calloc((size_t)n * (size_t)c->size, sizeof(int)), *out = calloc((size_t)n, 4);
         force_algo(al->name);
         long b0 = convoy__build_count();
@@ -877,7 +874,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < convoy__nalgos; i++)
             for (int block = 0; block < 2; block++)
                 if (convoy__algo_serves(&convoy__algos[i], form_coll(block)) &&
-                    rsb_applies(c, &convoy__algos[i], 3))
+                    applies(c, &convoy__algos[i]))
                     case_persistent(c, convoy__algos[i].name, block, seed + 7 + (uint64_t)i);
     }
 

@@ -25,9 +25,20 @@
 
 #include "coll/lane.h"
 
+static int runs(const convoy__args *a, convoy__region *reg);
+
+/* Restricted to receive buffers whose blocks are adjacent (one run: every Allgather, packed
+ * Allgatherv): with gaps the broadcast of several runs failed with MPI_ERR_TRUNCATE under
+ * nonblocking operations completed in rank-dependent orders (test_coll's overlap case at
+ * np 8), a cause not found yet (the builder itself handles several runs: the checker
+ * passed it on every layout before this restriction). */
 int convoy__allgatherv_hier_applicable(const convoy__args *a)
 {
-    return convoy__allgatherv_lane_applicable(a);
+    if (!convoy__allgatherv_lane_applicable(a)) return 0;
+    convoy__region *reg = malloc((size_t)a->topo->size * sizeof *reg);
+    const int n = reg ? runs(a, reg) : -1;
+    free(reg);
+    return n >= 0 && n <= 1;
 }
 
 static int by_displ(const void *x, const void *y, void *ctx)
@@ -98,7 +109,8 @@ int convoy__allgatherv_hier(const convoy__args *a, convoy__schedule *s)
         }
         first[N] = k;
         convoy__lane_map(t, 0, map);
-        convoy__lane_agv_group(s, a, N, t->node, map, 1, first, own, gathered.n, gathered.v, &done, NULL);
+        convoy__lane_agv_group(s, a, N, t->node, map, 1, first, own, gathered.n, gathered.v, &done,
+                               NULL);
     } else if (a->rcounts[t->rank] > 0) {
         convoy__lane_deps_add(
             &done, convoy__add_send(s, CONVOY_COMM_NODE, 0, 0, convoy__agv_own(a), 0, NULL), s);
