@@ -17,6 +17,9 @@
  * passed consistent arguments, CONVOY_WATCHDOG=seconds reports a stuck operation,
  * CONVOY_VERBOSE=1 prints the choices made, CONVOY_DISSEM_N=k|auto sets the fan-out of the
  * n-way dissemination Barrier (auto: timed on the communicator's first blocking Barrier).
+ * SimGrid builds (make sim): CONVOY_SIM_COPY_BW and CONVOY_SIM_REDUCE_BW (bytes/s) charge
+ * copies and reductions simulated time, CONVOY_NODE_OF_HOST=regex makes a node of several
+ * simulated hosts, CONVOY_SIM_POLL (s) bounds a polling wait.
  * docs/architecture.md has the rest.
  */
 #ifndef CONVOY_H
