@@ -296,7 +296,7 @@ static int block_in_wait(convoy_request r)
     if (!alone || pthread_mutex_trylock(&r->lock)) return 0;
     if (r->running && !r->finished && r->agree_req == MPI_REQUEST_NULL && !r->x.err) {
         n = convoy__exec_waits(&r->x, slots, CONVOY_WAIT_ANY_MAX, &flags);
-        if (n > 0 && !flags) {
+        if (n > 0 && !flags && r->x.t->wait_any) {
             int rc = r->x.t->wait_any(r->x.t->ctx, slots, n);
             if (rc) r->x.err = rc; /* reported by the next progress */
             waited = 1;

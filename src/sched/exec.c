@@ -220,10 +220,10 @@ int convoy__exec_waits(const convoy__exec *x, void **slots[], int max, int *flag
         const int i = x->active[k], kind = x->s->steps[i].kind;
         if (kind == CONVOY_STEP_NESTED)
             n += convoy__exec_waits(&x->child[i], slots + n, max - n, flags);
-        else if (kind == CONVOY_STEP_SEND || kind == CONVOY_STEP_RECV)
-            n < max ? (void)(slots[n++] = &x->req[i]) : (void)(*flags = 1);
+        else if ((kind == CONVOY_STEP_SEND || kind == CONVOY_STEP_RECV) && n < max)
+            slots[n++] = &x->req[i];
         else
-            *flags = 1;
+            *flags = 1; /* a notification, or more messages than fit */
     }
     return n;
 }
