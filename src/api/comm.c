@@ -338,6 +338,8 @@ static void make_key(keybuf *k, const convoy__algo *al, const convoy__args *a)
     put(k, &al, sizeof al);
     put(k, &a->coll, sizeof a->coll);
     put(k, &a->count, sizeof a->count);
+    put(k, &a->root, sizeof a->root);
+    put(k, &a->counts_local, sizeof a->counts_local);
     put(k, &a->stype, sizeof a->stype);
     put(k, &a->rtype, sizeof a->rtype);
     put(k, &a->inplace, sizeof a->inplace);

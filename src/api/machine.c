@@ -149,7 +149,7 @@ int convoy__machine_agree(convoy__cstate *cs)
         cs->machine_how = "measured earlier";
     }
     if (v[0] == 1) {
-        cs->machine = (convoy__machine){v[1], v[2], v[3]};
+        cs->machine = (convoy__machine){.alpha = v[1], .beta = v[2], .gamma = v[3]};
         cache_put(&cs->machine);
     }
     return MPI_SUCCESS;
@@ -160,7 +160,7 @@ void convoy__machine_from_keys(convoy__cstate *cs, const double v[4])
     convoy__machine_builtin(&cs->machine);
     cs->machine_how = "built-in";
     if (v[0] == 1) {
-        cs->machine = (convoy__machine){v[1], v[2], v[3]};
+        cs->machine = (convoy__machine){.alpha = v[1], .beta = v[2], .gamma = v[3]};
         cs->machine_how = "measured earlier";
     }
 }
