@@ -176,6 +176,9 @@ typedef struct bench_cell {
 /* Fills the cell's common fields (datatype, op, ...) from the options. */
 void bench_cell_init(bench_cell *c, MPI_Comm comm, const bench_opts *o, int reduces);
 void bench_cell_free(bench_cell *c);
+/* --shared-buffers (simulation builds): the cells' buffers are SMPI_SHARED_MALLOC memory,
+ * one copy for all ranks (their data alias: no validation). */
+extern int bench_shared_buffers;
 /* Allocates send_elems, recv_elems, aux_elems elements and the reference; sets the result
  * region to the whole receive buffer. Returns 0 or -1. */
 int bench_cell_alloc(bench_cell *c);
@@ -371,5 +374,17 @@ int convoy_bench_main(int argc, char **argv, MPI_Comm comm);
 /* For tests: the first mismatch report of the last run (rank 0), or "". */
 const char *convoy_bench_first_mismatch(void);
 void bench_set_first_mismatch(const char *msg);
+
+#ifdef CONVOY_SIMGRID
+/* charged.c: the native reducing collectives with their reductions charged. */
+int bench_charged_Allreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c);
+int bench_charged_Reduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, int root,
+                         MPI_Comm c);
+int bench_charged_Reduce_scatter_block(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op,
+                                       MPI_Comm c);
+int bench_charged_Scan(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c);
+int bench_charged_Exscan(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c);
+int bench_charged_Reduce_local(const void *in, void *inout, int n, MPI_Datatype t, MPI_Op op);
+#endif
 
 #endif

@@ -106,11 +106,28 @@ long bench_reduce_value(const bench_cell *c, int r, int64_t i)
     }
 }
 
+int bench_shared_buffers;
+
 static void *xmalloc(int64_t bytes)
 {
     /* Never malloc(0): a NULL buffer would read as an error and, for MPI, as an argument
      * error on some libraries even when the count is zero. */
-    return malloc(bytes > 0 ? (size_t)bytes : 1);
+    size_t n = bytes > 0 ? (size_t)bytes : 1;
+#ifdef CONVOY_SIMGRID
+    if (bench_shared_buffers) return SMPI_SHARED_MALLOC(n);
+#endif
+    return malloc(n);
+}
+
+static void xfree(void *p)
+{
+#ifdef CONVOY_SIMGRID
+    if (bench_shared_buffers && p) {
+        SMPI_SHARED_FREE(p);
+        return;
+    }
+#endif
+    free(p);
 }
 
 int bench_cell_alloc(bench_cell *c)
@@ -128,10 +145,10 @@ void bench_cell_free(bench_cell *c)
 {
     free(c->rcounts);
     free(c->displs);
-    free(c->sendbuf);
-    free(c->recvbuf);
-    free(c->aux);
-    free(c->expected);
+    xfree(c->sendbuf);
+    xfree(c->recvbuf);
+    xfree(c->aux);
+    xfree(c->expected);
     c->rcounts = c->displs = NULL;
     c->sendbuf = c->recvbuf = c->aux = c->expected = NULL;
 }

@@ -11,23 +11,30 @@
 #include "convoy.h"
 
 #define FN(f) ((bench_fn)(f))
+/* A native collective that reduces: under simulation its reductions are charged like
+ * Convoy's (charged.c). */
+#ifdef CONVOY_SIMGRID
+#define REDUCING(f) FN(bench_charged_##f)
+#else
+#define REDUCING(f) FN(PMPI_##f)
+#endif
 
 const bench_lib bench_native = {
     "native",
     {
         [BC_ALLGATHERV] = FN(PMPI_Allgatherv),
-        [BC_ALLREDUCE] = FN(PMPI_Allreduce),
+        [BC_ALLREDUCE] = REDUCING(Allreduce),
         [BC_BARRIER] = FN(PMPI_Barrier),
         [BC_BCAST] = FN(PMPI_Bcast),
         [BC_SCATTER] = FN(PMPI_Scatter),
         [BC_GATHER] = FN(PMPI_Gather),
         [BC_ALLGATHER] = FN(PMPI_Allgather),
         [BC_ALLTOALL] = FN(PMPI_Alltoall),
-        [BC_REDUCE] = FN(PMPI_Reduce),
-        [BC_REDUCE_SCATTER_BLOCK] = FN(PMPI_Reduce_scatter_block),
-        [BC_SCAN] = FN(PMPI_Scan),
-        [BC_EXSCAN] = FN(PMPI_Exscan),
-        [BC_REDUCE_LOCAL] = FN(PMPI_Reduce_local),
+        [BC_REDUCE] = REDUCING(Reduce),
+        [BC_REDUCE_SCATTER_BLOCK] = REDUCING(Reduce_scatter_block),
+        [BC_SCAN] = REDUCING(Scan),
+        [BC_EXSCAN] = REDUCING(Exscan),
+        [BC_REDUCE_LOCAL] = REDUCING(Reduce_local),
         [BC_GATHERV] = FN(PMPI_Gatherv),
         [BC_SCATTERV] = FN(PMPI_Scatterv),
     },

@@ -68,6 +68,8 @@ void bench_usage(FILE *f)
             "  --progress S      a progress line on stderr every S seconds when it is not\n"
             "                    a terminal (default 10; 0: none)\n"
             "  --no-check        skip the validation against native\n"
+            "  --shared-buffers  (SimGrid build) one SMPI_SHARED_MALLOC copy of each buffer for\n"
+            "                    all ranks: memory of large simulations; implies --no-check\n"
             "  --quiet           no table or progress, only errors\n"
             "  --list            list the collectives, algorithms and guidelines, then exit\n"
             "Exit status: 0 all results matched native, 1 a mismatch or failure, 2 bad usage.\n");
@@ -223,9 +225,9 @@ int bench_parse_args(int argc, char **argv, bench_opts *o, char *err, int errlen
         } else {
             snprintf(name, sizeof name, "%s", a);
         }
-        static const char *const flags[] = {"--inplace",    "--no-check", "--quiet",
-                                            "--list",       "--help",     "-h",
-                                            "--guidelines", "--overhead"};
+        static const char *const flags[] = {"--inplace",    "--no-check",       "--quiet",
+                                            "--list",       "--help",           "-h",
+                                            "--guidelines", "--shared-buffers", "--overhead"};
         static const char *const valued[] = {"--coll",          "--algo",
                                              "--dist",          "--count",
                                              "--type",          "--op",
@@ -263,6 +265,14 @@ int bench_parse_args(int argc, char **argv, bench_opts *o, char *err, int errlen
             o->inplace = 1;
         } else if (!strcmp(name, "--no-check")) {
             o->check = 0;
+        } else if (!strcmp(name, "--shared-buffers")) {
+#ifdef CONVOY_SIMGRID
+            bench_shared_buffers = 1;
+            o->check = 0; /* every rank's buffers are the same memory */
+#else
+            snprintf(err, (size_t)errlen, "--shared-buffers needs the SimGrid build (make sim)");
+            return -1;
+#endif
         } else if (!strcmp(name, "--quiet")) {
             o->quiet = 1;
         } else if (!strcmp(name, "--list")) {

@@ -34,6 +34,9 @@
  * CONVOY_WAIT_SPIN / CONVOY_WAIT_YIELD (poll counts) override the wait policy (poll, then
  * yield, then sleep; chosen from whether the host is oversubscribed).
  * CONVOY_SCAN_BLOCK=elements sets the block of the pipelined Scan/Exscan (`linear`).
+ * SimGrid builds (make sim): CONVOY_SIM_COPY_BW and CONVOY_SIM_REDUCE_BW (bytes/s) charge
+ * copies and reductions simulated time, CONVOY_NODE_OF_HOST=regex makes a node of several
+ * simulated hosts, CONVOY_SIM_POLL (s) bounds a polling wait.
  * docs/architecture.md has the rest.
  */
 #ifndef CONVOY_H

@@ -115,18 +115,21 @@ int convoy__plat_nonblocking_setup(void)
 }
 
 #ifdef CONVOY_SIMGRID
-/* One wake-up semaphore per simulated host, made by the host's first waiter and kept in
- * the host's user data (shared by all ranks: SMPI privatises only the program's globals).
- * A notification releases it once per waiter of its host, which wake at once; a waiter also
- * wakes after a short timeout, for what a notification cannot signal: a message, or a flag
- * set from another host of the same node (CONVOY_NODE_OF_HOST). A semaphore, not a
- * condition: SimGrid 3.32's sg_cond_wait_for fails on its timeout ("Cannot release that
- * mutex: you're not the owner"). A release nobody takes only makes a later wait return at
- * once, which the caller's loop absorbs. */
+/* One wake-up object per simulated host, made by its first user and kept in the host's
+ * user data (shared by all ranks: SMPI privatises only the program's globals). A
+ * notification counts in gen and releases the semaphore once per waiter. A waiter that
+ * sees gen moved since its last wait returns at once (a notification may have come after
+ * its caller tested the flags), so none is lost; otherwise it sleeps until released or
+ * for a timeout. A semaphore, not a condition: SimGrid 3.32's sg_cond_wait_for fails on
+ * its timeout ("Cannot release that mutex: you're not the owner"). A release nobody takes
+ * only makes a later wait return early, which the caller's loop absorbs. */
 typedef struct {
     sg_sem_t sem;
     int waiters;
+    unsigned long gen;
 } host_wake;
+
+static unsigned long seen_gen; /* per rank: gen at the end of this rank's last wait */
 
 static host_wake *host_wake_of_self(void)
 {
@@ -147,27 +150,49 @@ static double env_double(const char *name, double def)
     return v && *v && *end == '\0' && d > 0 ? d : def;
 }
 
-void convoy__plat_wait(unsigned *iter)
+/* Sleeps until the host's next notification, or timeout seconds. */
+static void sleep_for_notification(double timeout)
 {
-    /* The first step only yields (10 ns); then sleep on the host's semaphore for at most
-     * CONVOY_SIM_POLL seconds (default 100 ns). */
-    static double poll = -1;
-    if (poll < 0) poll = env_double("CONVOY_SIM_POLL", 1e-7);
-    host_wake *w = (*iter)++ < 1 ? NULL : host_wake_of_self();
+    host_wake *w = host_wake_of_self();
     if (!w) {
-        struct timespec ts = {0, 10};
+        struct timespec ts = {0, 100};
         nanosleep(&ts, NULL);
         return;
     }
-    w->waiters++;
-    sg_sem_acquire_timeout(w->sem, poll);
-    w->waiters--;
+    if (w->gen == seen_gen) {
+        w->waiters++;
+        sg_sem_acquire_timeout(w->sem, timeout);
+        w->waiters--;
+    }
+    seen_gen = w->gen;
+}
+
+void convoy__plat_wait(unsigned *iter)
+{
+    /* The wait may also end with a message, which no notification signals: poll every
+     * CONVOY_SIM_POLL seconds (default 100 ns of simulated time). */
+    static double poll = -1;
+    if (poll < 0) poll = env_double("CONVOY_SIM_POLL", 1e-7);
+    (*iter)++;
+    sleep_for_notification(poll);
+}
+
+int convoy__plat_wait_notified(void)
+{
+    /* A flag set by a process on another host of the node (CONVOY_NODE_OF_HOST) wakes
+     * nobody here: then poll. Otherwise the timeout is only a guard. */
+    const char *rule = getenv("CONVOY_NODE_OF_HOST");
+    if (rule && *rule) return 0;
+    sleep_for_notification(1e-3);
+    return 1;
 }
 
 void convoy__plat_notified(void)
 {
-    host_wake *w = sg_host_get_data(sg_host_self());
-    for (int k = w ? w->waiters : 0; k > 0; k--)
+    host_wake *w = host_wake_of_self();
+    if (!w) return;
+    w->gen++;
+    for (int k = w->waiters; k > 0; k--)
         sg_sem_release(w->sem);
 }
 

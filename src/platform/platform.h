@@ -8,9 +8,9 @@
  *   waits        ranks are cooperative contexts in one process: a polling wait must hand
  *                the processor to the simulator, or it spins forever. A wait that can only
  *                end with a message blocks in MPI_Waitany (exact, and one simulator event);
- *                otherwise a notification of the node segment wakes the waiters of its host
- *                at once (a SimGrid semaphore), and a wait that may also end with a message
- *                polls every CONVOY_SIM_POLL seconds.
+ *                one that can only end with a notification sleeps until its host's next
+ *                notification (a SimGrid semaphore); one that may end with either polls
+ *                every CONVOY_SIM_POLL seconds, a notification waking it early.
  *   windows      MPI_Win_shared_query returns process 0's base for every process; with
  *                equal shares process q's memory is base(0) + q * share.
  *   nodes        a SimGrid host is one network endpoint; a Convoy node may be several
@@ -45,6 +45,10 @@ static inline int convoy__plat_blocking_waits(void)
 /* One step of a polling wait under simulation; *iter counts the steps of one wait (start it
  * at 0). Natively, convoy__backoff (src/shm) has the wait policy. */
 void convoy__plat_wait(unsigned *iter);
+
+/* A wait that can only end with a notification of the node segment: sleeps until one
+ * (simulation, when a node is one host); returns 1 if it slept, 0: poll instead. */
+int convoy__plat_wait_notified(void);
 
 /* After a notification flag was set: wakes the processes waiting for one (simulation). */
 void convoy__plat_notified(void);

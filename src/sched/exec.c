@@ -267,21 +267,18 @@ static int test_gate(convoy__exec *x, int *open)
     return 0;
 }
 
-int convoy__exec_msg_waits(const convoy__exec *x, void **slots[], int max)
+int convoy__exec_waits(const convoy__exec *x, void **slots[], int max, int *flags)
 {
-    if (x->gate || x->nready > 0) return -1;
     int n = 0;
+    if (x->gate || x->nready > 0) *flags = 1;
     for (int k = 0; k < x->nactive; k++) {
         const int i = x->active[k], kind = x->s->steps[i].kind;
-        if (kind == CONVOY_STEP_NESTED) {
-            int m = convoy__exec_msg_waits(&x->child[i], slots + n, max - n);
-            if (m < 0) return -1;
-            n += m;
-        } else if ((kind == CONVOY_STEP_SEND || kind == CONVOY_STEP_RECV) && n < max) {
+        if (kind == CONVOY_STEP_NESTED)
+            n += convoy__exec_waits(&x->child[i], slots + n, max - n, flags);
+        else if ((kind == CONVOY_STEP_SEND || kind == CONVOY_STEP_RECV) && n < max)
             slots[n++] = &x->req[i];
-        } else {
-            return -1;
-        }
+        else
+            *flags = 1; /* a notification, or more messages than fit */
     }
     return n;
 }

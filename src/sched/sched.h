@@ -225,11 +225,12 @@ int convoy__exec_start_mem(convoy__exec *x, const convoy__schedule *s, const con
 int convoy__exec_progress(convoy__exec *x, int *done);
 /* Frees what start allocated; cancels requests still in flight. */
 void convoy__exec_free(convoy__exec *x);
-/* The request slots of the messages x waits for, if it waits for nothing else (no
- * notification, in no nested schedule): their number (at most max), else -1. A wait may
- * then block in the transport's wait_any (simulation: src/platform/platform.h). */
+/* What x waits for, in it and its nested schedules: the request slots of its messages
+ * (their number, at most max, is returned) and, in *flags (set to 1, never cleared),
+ * whether anything else: a notification, or messages past max. With messages only a wait
+ * may block in the transport's wait_any (simulation: src/platform/platform.h). */
 enum { CONVOY_WAIT_ANY_MAX = 256 };
-int convoy__exec_msg_waits(const convoy__exec *x, void **slots[], int max);
+int convoy__exec_waits(const convoy__exec *x, void **slots[], int max, int *flags);
 /* Describes the steps in flight or waiting (for the watchdog and the checker). */
 int convoy__exec_describe(const convoy__exec *x, char *buf, size_t len);
 

@@ -17,7 +17,7 @@ bench="$build/bin/convoy-bench"
 fail=0
 bad() { echo "FAIL: $*" >&2; fail=1; }
 args=(--coll allgatherv,allreduce,barrier,reduce_scatter_block --dist regular,spike,decreasing
-      --count 1K,12K --reps 4 --min-reps 4 --warmup 1 --quiet)
+      --count 1K,8K --reps 3 --min-reps 3 --warmup 1 --quiet)
 
 for i in 1 2; do
   CONVOY_VERBOSE=1 "$run" -platform "$here/cluster4x4.xml" "$bench" "${args[@]}" \
