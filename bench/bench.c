@@ -41,7 +41,7 @@ static int resolve_algos(const bench_opts *o, const bench_coll *coll, char ***ou
             cand[nc++] = "native";
             int nreg = 0;
             for (int k = 0; convoy && k < convoy__nalgos && nc < 63; k++)
-                if (convoy__algos[k].coll == cc) {
+                if (convoy__algo_serves(&convoy__algos[k], cc)) {
                     cand[nc++] = convoy__algos[k].name;
                     nreg++;
                 }
@@ -114,7 +114,7 @@ static void list_algos(FILE *f)
         fprintf(f, "%s auto\n", coll->name);
         int cc = bench_coll_convoy(coll);
         for (int k = 0; k < convoy__nalgos; k++)
-            if (cc >= 0 && convoy__algos[k].coll == cc)
+            if (cc >= 0 && convoy__algo_serves(&convoy__algos[k], cc))
                 fprintf(f, "%s %s %s\n", coll->name, convoy__algos[k].name,
                         convoy__algos[k].params ? convoy__algos[k].params : "");
     }

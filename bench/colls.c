@@ -510,12 +510,11 @@ const bench_coll bench_colls[] = {
     {"bcast", BC_BCAST, "bcast", ROOT, bcast_setup, bcast_prepare, bcast_run},
     {"scatter", BC_SCATTER, "scatter", ROOT, scatter_setup, no_prepare, scatter_run},
     {"gather", BC_GATHER, "gather", ROOT, gather_setup, gather_prepare, gather_run},
-    /* convoy_Allgather runs the Allgatherv algorithms (equal counts). */
-    {"allgather", BC_ALLGATHER, "allgatherv", IP, allgather_setup, allgather_prepare,
-     allgather_run},
+    /* convoy_Allgather has its own table (the Allgatherv algorithms and its own). */
+    {"allgather", BC_ALLGATHER, "allgather", IP, allgather_setup, allgather_prepare, allgather_run},
     {"alltoall", BC_ALLTOALL, "alltoall", 0, alltoall_setup, no_prepare, alltoall_run},
     {"reduce", BC_REDUCE, "reduce", R | ROOT | IP, allreduce_setup, reduce_prepare, reduce_run},
-    {"reduce_scatter_block", BC_REDUCE_SCATTER_BLOCK, "reduce_scatter", R | IP, rsb_setup,
+    {"reduce_scatter_block", BC_REDUCE_SCATTER_BLOCK, "reduce_scatter_block", R | IP, rsb_setup,
      rsb_prepare, rsb_run},
     {"scan", BC_SCAN, "scan", R | IP, allreduce_setup, allreduce_prepare, allreduce_run},
     {"exscan", BC_EXSCAN, "exscan", R | IP, exscan_setup, allreduce_prepare, allreduce_run},

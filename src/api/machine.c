@@ -14,6 +14,16 @@
  * measurement). Nonblocking setups carry rank 0's copy in their allgather of node keys and
  * fall back to the built-in values if rank 0 has none.
  *
+ * The lane-aware fields (papers/004 §2: coll.h): alpha_node and beta_node the same way
+ * between rank 0 and its node's next process (when rank 0's node has one); beta_nic from
+ * the lane pattern of papers/004 §2: the k = min(processes of rank 0's node, of the
+ * partner's node) processes of rank 0's node ping-pong PROBE_BYTES with the processes of
+ * the same node ranks on the partner's node, all at once (a barrier starts them; the
+ * slowest pair counts): a node's k * PROBE_BYTES leave in that time, so beta_nic is its
+ * half round trip per byte over k. Left 0 (= flat values) where a node has one process or
+ * there is one node. Nonblocking setups carry only alpha, beta and gamma (their key has
+ * four doubles), so their levels are the flat values.
+ *
  * Not measured (the built-in values, src/select/select.c) under CONVOY_REPRODUCIBLE=1 (no
  * timing-based choice), with CONVOY_MEASURE=0, or when both CONVOY_ALPHA and CONVOY_BETA
  * are given; rank 0's environment decides for all. CONVOY_ALPHA/_BETA/_GAMMA override
@@ -61,15 +71,15 @@ static void cache_put(const convoy__machine *m)
     pthread_mutex_unlock(&cache_lock);
 }
 
-/* Fastest half round trip of `bytes` between rank 0 (pinging) and partner (ponging). */
-static int pingpong(MPI_Comm comm, int rank, int partner, char *buf, int bytes, double *best)
+/* Fastest half round trip of `bytes` between a (pinging) and b (ponging). */
+static int pingpong_pair(MPI_Comm comm, int rank, int a, int b, char *buf, int bytes, double *best)
 {
-    const int peer = rank == 0 ? partner : 0;
+    const int peer = rank == a ? b : a;
     *best = 1e30;
     for (int i = 0; i < PROBE_REPS + 2; i++) {
         double t0 = PMPI_Wtime();
         int rc;
-        if (rank == 0)
+        if (rank == a)
             rc = PMPI_Send(buf, bytes, MPI_BYTE, peer, 0, comm) ||
                  PMPI_Recv(buf, bytes, MPI_BYTE, peer, 0, comm, MPI_STATUS_IGNORE);
         else
@@ -80,6 +90,61 @@ static int pingpong(MPI_Comm comm, int rank, int partner, char *buf, int bytes, 
         if (i >= 2 && t < *best) *best = t; /* the first two warm the path up */
     }
     return MPI_SUCCESS;
+}
+
+static int pingpong(MPI_Comm comm, int rank, int partner, char *buf, int bytes, double *best)
+{
+    return pingpong_pair(comm, rank, 0, partner, buf, bytes, best);
+}
+
+/* Empty and PROBE_BYTES half round trips between rank 0's side `a` and `b` (pairs run by
+ * the two ranks only); alpha and beta from them. */
+static int pair(MPI_Comm comm, int me, int a, int b, char *buf, double *alpha, double *beta)
+{
+    double t0 = 0, t1 = 0;
+    int rc = pingpong_pair(comm, me, a, b, buf, 0, &t0);
+    if (!rc) rc = pingpong_pair(comm, me, a, b, buf, PROBE_BYTES, &t1);
+    *alpha = t0 > 0 ? t0 : 1e-7;
+    *beta = t1 > t0 ? (t1 - t0) / PROBE_BYTES : 1e-12;
+    return rc;
+}
+
+/* The lane levels (see the top): node pair, then all lanes of rank 0's node at once. Every
+ * rank calls it; the values are rank 0's. */
+static int measure_levels(convoy__cstate *cs, int partner, char *buf, convoy__machine *m)
+{
+    const convoy__topo *t = &cs->topo;
+    const int rank = t->rank, n0 = t->node_size[t->node_of[0]];
+    int rc = MPI_SUCCESS;
+    if (n0 > 1) {
+        const int peer = convoy__topo_rank_at(t, t->node_of[0], 1);
+        if ((rank == 0 || rank == peer) &&
+            (rc = pair(cs->priv, rank, 0, peer, buf, &m->alpha_node, &m->beta_node)))
+            return rc;
+    }
+    const int pn = t->node_of[partner], k = n0 < t->node_size[pn] ? n0 : t->node_size[pn];
+    if (pn == t->node_of[0] || k < 2) return MPI_SUCCESS;
+    /* All k pairs at once, started together; the slowest pair's best round counts. */
+    double best = 1e30;
+    for (int i = 0; i < PROBE_REPS + 2 && !rc; i++) {
+        if ((rc = PMPI_Barrier(cs->priv))) break;
+        double t0 = PMPI_Wtime();
+        if (t->node_rank < k && (t->node == t->node_of[0] || t->node == pn)) {
+            const int a = convoy__topo_rank_at(t, t->node_of[0], t->node_rank);
+            const int b = convoy__topo_rank_at(t, pn, t->node_rank);
+            rc = rank == a
+                     ? PMPI_Send(buf, PROBE_BYTES, MPI_BYTE, b, 1, cs->priv) ||
+                           PMPI_Recv(buf, PROBE_BYTES, MPI_BYTE, b, 1, cs->priv, MPI_STATUS_IGNORE)
+                     : PMPI_Recv(buf, PROBE_BYTES, MPI_BYTE, a, 1, cs->priv, MPI_STATUS_IGNORE) ||
+                           PMPI_Send(buf, PROBE_BYTES, MPI_BYTE, a, 1, cs->priv);
+            if (rc) rc = MPI_ERR_OTHER;
+        }
+        double dt = (PMPI_Wtime() - t0) / 2, slowest = 0;
+        if (!rc) rc = PMPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, cs->priv);
+        if (i >= 2 && slowest < best) best = slowest;
+    }
+    if (!rc && best > m->alpha) m->beta_nic = (best - m->alpha) / ((double)k * PROBE_BYTES);
+    return rc;
 }
 
 static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
@@ -104,6 +169,15 @@ static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
         m->beta = t1 > t0 ? (t1 - t0) / PROBE_BYTES : 1e-12;
         m->gamma = g / PROBE_BYTES > 0 ? g / PROBE_BYTES : 1e-12;
     }
+    /* Every rank takes part in the levels (the concurrent lanes need a common start). A
+     * failed probe above must not leave the others waiting: agree first. */
+    int bad = rc != MPI_SUCCESS, any = 0;
+    if (PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_LOR, cs->priv) || any) {
+        free(buf);
+        free(x);
+        return rc ? rc : MPI_ERR_OTHER;
+    }
+    if (buf) rc = measure_levels(cs, partner, buf, m);
     free(buf);
     free(x);
     return rc;
@@ -122,31 +196,39 @@ int convoy__machine_agree(convoy__cstate *cs)
     convoy__machine_builtin(&cs->machine);
     cs->machine_how = "built-in";
     if (cs->topo.size < 2) return MPI_SUCCESS;
-    /* Rank 0's view: its cached values (1), or whether to measure now (2), or neither. */
-    double v[4] = {0, 0, 0, 0};
+    /* Rank 0's view: its cached values (1), or whether to measure now (2), or neither;
+     * then alpha, beta, gamma, alpha_node, beta_node, beta_nic. */
+    double v[7] = {0, 0, 0, 0, 0, 0, 0};
+    convoy__machine m;
     if (cs->topo.rank == 0) {
-        convoy__machine m;
         if (convoy__machine_cached(&m))
-            v[0] = 1, v[1] = m.alpha, v[2] = m.beta, v[3] = m.gamma;
+            v[0] = 1, v[1] = m.alpha, v[2] = m.beta, v[3] = m.gamma, v[4] = m.alpha_node,
+            v[5] = m.beta_node, v[6] = m.beta_nic;
         else if (should_measure())
             v[0] = 2;
     }
-    int rc = PMPI_Bcast(v, 4, MPI_DOUBLE, 0, cs->priv);
+    int rc = PMPI_Bcast(v, 7, MPI_DOUBLE, 0, cs->priv);
     if (rc) return rc;
     if (v[0] == 2) {
         const int partner = partner_of_root(&cs->topo);
-        convoy__machine m = cs->machine;
+        m = cs->machine;
         int err = measure(cs, partner, &m);
-        v[0] = err ? 0 : 1, v[1] = m.alpha, v[2] = m.beta, v[3] = m.gamma;
-        /* A failed probe (out of memory) on rank 0 or its partner leaves the built-in
-         * values everywhere; the broadcast keeps everyone in step either way. */
-        if ((rc = PMPI_Bcast(v, 4, MPI_DOUBLE, 0, cs->priv))) return rc;
+        v[0] = err ? 0 : 1, v[1] = m.alpha, v[2] = m.beta, v[3] = m.gamma, v[4] = m.alpha_node,
+        v[5] = m.beta_node, v[6] = m.beta_nic;
+        /* A failed probe (out of memory) leaves the built-in values everywhere; the
+         * broadcast keeps everyone in step either way. */
+        if ((rc = PMPI_Bcast(v, 7, MPI_DOUBLE, 0, cs->priv))) return rc;
         if (v[0] == 1) cs->machine_how = "measured";
     } else if (v[0] == 1) {
         cs->machine_how = "measured earlier";
     }
     if (v[0] == 1) {
-        cs->machine = (convoy__machine){v[1], v[2], v[3]};
+        cs->machine = (convoy__machine){.alpha = v[1],
+                                        .beta = v[2],
+                                        .gamma = v[3],
+                                        .alpha_node = v[4],
+                                        .beta_node = v[5],
+                                        .beta_nic = v[6]};
         cache_put(&cs->machine);
     }
     return MPI_SUCCESS;
@@ -157,7 +239,7 @@ void convoy__machine_from_keys(convoy__cstate *cs, const double v[4])
     convoy__machine_builtin(&cs->machine);
     cs->machine_how = "built-in";
     if (v[0] == 1) {
-        cs->machine = (convoy__machine){v[1], v[2], v[3]};
+        cs->machine = (convoy__machine){.alpha = v[1], .beta = v[2], .gamma = v[3]};
         cs->machine_how = "measured earlier";
     }
 }

@@ -56,17 +56,21 @@ int convoy__plan(convoy_request r, convoy__args *a)
     r->cs->last_algo = al ? al->name : "native";
     pthread_mutex_unlock(&r->cs->lock);
     if (r->cfg.verbose && a->topo->rank == 0) {
+        /* The lane levels as the cost models use them (unmeasured: the flat values). */
+        const convoy__machine lv = convoy__machine_levels(&m);
         fprintf(stderr,
                 "convoy: MPI_%s on %d processes, %d nodes (alpha %.2f us, beta %.3f ns/B, "
-                "gamma %.3f ns/B: %s): %s",
+                "gamma %.3f ns/B; node alpha %.2f us, beta %.3f ns/B; all lanes %.3f ns/B: "
+                "%s): %s",
                 r->what, a->topo->size, a->topo->nnodes, 1e6 * m.alpha, 1e9 * m.beta, 1e9 * m.gamma,
+                1e6 * lv.alpha_node, 1e9 * lv.beta_node, 1e9 * lv.beta_nic,
                 r->cfg.reproducible  ? "built-in, reproducible"
                 : r->cs->machine_how ? r->cs->machine_how
                                      : "built-in",
                 al ? al->name : "native");
         for (int i = 0; i < convoy__nalgos; i++) {
             const convoy__algo *c = &convoy__algos[i];
-            if (c->coll == a->coll && c->cost && (!c->applicable || c->applicable(a)))
+            if (convoy__algo_serves(c, a->coll) && c->cost && (!c->applicable || c->applicable(a)))
                 fprintf(stderr, " [%s %.1f us]", c->name, 1e6 * c->cost(a, &m));
         }
         fprintf(stderr, "\n");

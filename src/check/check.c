@@ -5,6 +5,7 @@
  * result.
  */
 #include "check/check_int.h"
+#include "coll/lane.h"
 #include "util/splitmix.h"
 #include "check/dist.h"
 
@@ -262,6 +263,14 @@ static const char *buf_name(int b)
     return b >= 0 && b < CONVOY_NBUF ? n[b] : "?";
 }
 
+static int64_t buf_size(const vctx *v, const convoy__schedule *s, int buf)
+{
+    return buf == CONVOY_BUF_SEND   ? v->sbytes
+           : buf == CONVOY_BUF_RECV ? v->rbytes
+           : buf == CONVOY_BUF_TMP  ? s->tmp_bytes
+                                    : v->shm_bytes;
+}
+
 static int check_region(const vctx *v, const convoy__schedule *s, const convoy__region *g,
                         char *why, size_t len)
 {
@@ -272,10 +281,7 @@ static int check_region(const vctx *v, const convoy__schedule *s, const convoy__
     }
     if (g->count == 0) return 0;
     int64_t bytes = g->count * v->tsb[g->tslot];
-    int64_t size = g->buf == CONVOY_BUF_SEND   ? v->sbytes
-                   : g->buf == CONVOY_BUF_RECV ? v->rbytes
-                   : g->buf == CONVOY_BUF_TMP  ? s->tmp_bytes
-                                               : v->shm_bytes;
+    int64_t size = buf_size(v, s, g->buf);
     if (g->buf == CONVOY_BUF_SEND && v->inplace) {
         snprintf(why, len, "uses the send buffer although it is MPI_IN_PLACE");
         return 1;
@@ -288,9 +294,13 @@ static int check_region(const vctx *v, const convoy__schedule *s, const convoy__
     return 0;
 }
 
-static int comm_size(const convoy__topo *t, int comm)
+/* Size of communicator comm as seen from schedule s (a mapped child: its group). */
+static int comm_size(const convoy__topo *t, const convoy__schedule *s, int comm)
 {
-    return comm == CONVOY_COMM_NODE ? t->ppn : comm == CONVOY_COMM_LANE ? t->lane_size : t->size;
+    return comm == CONVOY_COMM_NODE   ? t->ppn
+           : comm == CONVOY_COMM_LANE ? t->lane_size
+           : comm == CONVOY_COMM_MAP  ? s->nmap
+                                      : t->size;
 }
 
 /* Checks what can be known without running: kinds, peers, tags, flags, regions in
@@ -314,9 +324,9 @@ static int validate(const vctx *v, const convoy__schedule *s, int comm, const ch
             const convoy__region *g = st->kind == CONVOY_STEP_SEND ? &st->src : &st->dst;
             if (st->comm > CONVOY_COMM_LANE)
                 snprintf(r, sizeof r, "unknown communicator %d", st->comm);
-            else if (st->peer < 0 || st->peer >= comm_size(v->t, pc))
+            else if (st->peer < 0 || st->peer >= comm_size(v->t, s, pc))
                 snprintf(r, sizeof r, "peer %d outside the communicator of %d", st->peer,
-                         comm_size(v->t, pc));
+                         comm_size(v->t, s, pc));
             else if (st->tag < 0 || st->tag >= CONVOY_STEP_TAGS)
                 snprintf(r, sizeof r, "tag %d outside 0..%d", st->tag, CONVOY_STEP_TAGS - 1);
             else
@@ -341,11 +351,26 @@ static int validate(const vctx *v, const convoy__schedule *s, int comm, const ch
         } else if (st->kind == CONVOY_STEP_NESTED) {
             if (st->child < 0 || st->child >= s->nchildren || !s->children[st->child])
                 snprintf(r, sizeof r, "child %d of %d", st->child, s->nchildren);
-            else if (st->comm != CONVOY_COMM_NODE && st->comm != CONVOY_COMM_LANE)
+            else if (st->comm != CONVOY_COMM_NODE && st->comm != CONVOY_COMM_LANE &&
+                     st->comm != CONVOY_COMM_MAP)
                 snprintf(r, sizeof r, "nested schedule on communicator %d", st->comm);
             else {
+                /* The child's buffers start where the step rebased them; a mapped child's
+                 * group must be ranks of this schedule's communicator. */
+                const convoy__schedule *c = s->children[st->child];
+                vctx cv = *v;
+                cv.sbytes = buf_size(v, s, st->src.buf) - st->src.off;
+                cv.rbytes = buf_size(v, s, st->dst.buf) - st->dst.off;
+                cv.inplace = st->src.buf == CONVOY_BUF_SEND && v->inplace;
+                for (int k = 0; st->comm == CONVOY_COMM_MAP && k < c->nmap && !r[0]; k++)
+                    if (c->map[k] < 0 || c->map[k] >= comm_size(v->t, s, comm))
+                        snprintf(r, sizeof r, "group member %d is rank %d outside 0..%d", k,
+                                 c->map[k], comm_size(v->t, s, comm) - 1);
+                if (st->src.buf >= CONVOY_NBUF || st->dst.buf >= CONVOY_NBUF || cv.sbytes < 0 ||
+                    cv.rbytes < 0)
+                    snprintf(r, sizeof r, "child buffers rebased outside the parent's buffers");
                 snprintf(w2, sizeof w2, "%snested schedule of step %d, ", where, i);
-                if (validate(v, s->children[st->child], st->comm, w2, why, len)) return 1;
+                if (!r[0] && validate(&cv, c, st->comm, w2, why, len)) return 1;
             }
         }
         if (r[0]) {
@@ -671,8 +696,10 @@ static void collect_stats(const chk_world *w, int ops, convoy__check_stats *st)
         }
         if (w->reduce) st->ranks_not_reducing += r->reduces == 0;
     }
+    st->node_out_min = INT64_MAX;
     for (int n = 0; node_out && node_in && n < w->nnodes; n++) {
         if (node_out[n] > st->node_out_max) st->node_out_max = node_out[n];
+        if (node_out[n] < st->node_out_min) st->node_out_min = node_out[n];
         if (node_in[n] > st->node_in_max) st->node_in_max = node_in[n];
     }
     st->lane_min = INT64_MAX;
@@ -681,6 +708,7 @@ static void collect_stats(const chk_world *w, int ops, convoy__check_stats *st)
         if (lane[j] < st->lane_min) st->lane_min = lane[j];
     }
     if (st->lane_min == INT64_MAX) st->lane_min = 0;
+    if (st->node_out_min == INT64_MAX) st->node_out_min = 0;
     if (st->rank_inter_min == INT64_MAX) st->rank_inter_min = 0;
     free(node_out);
     free(node_in);
@@ -825,14 +853,16 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
     memset(res, 0, sizeof *res);
     res->status = CONVOY_CHECK_PASS;
     const int P = c->procs;
-    if (P < 1 || !c->algo || !c->algo->build || c->ppn < 1 || c->coll < 0 ||
-        c->coll >= CONVOY_NCOLL || c->count < 0 || c->root < 0 || c->root >= P)
+    /* Allgather and Reduce_scatter_block are their v-forms' cases with equal counts. */
+    const int coll = convoy__coll_base(c->coll);
+    if (P < 1 || !c->algo || !c->algo->build || c->ppn < 1 || coll < 0 || coll >= CONVOY_NCOLL ||
+        c->count < 0 || c->root < 0 || c->root >= P)
         return CONVOY_ERR_ARG;
     int rc = 0;
     casedata d;
     memset(&d, 0, sizeof d);
     d.P = P;
-    d.coll = c->coll;
+    d.coll = coll;
     d.inplace = c->inplace;
     d.root = c->root;
     convoy__topo full;
@@ -854,7 +884,7 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         goto cleanup;
     }
 
-    if (c->coll == CONVOY_COLL_ALLGATHERV || is_gs(&d)) {
+    if (coll == CONVOY_COLL_ALLGATHERV || is_gs(&d)) {
         /* Rooted: the root's vector like an allgatherv's receive buffer (gaps, shuffled
          * blocks); Gather and Scatter with c->count per rank. */
         d.cb = 8;
@@ -866,20 +896,28 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
             rc = CONVOY_ERR_NO_MEM;
             goto cleanup;
         }
-        if (c->coll == CONVOY_COLL_GATHER || c->coll == CONVOY_COLL_SCATTER)
+        if (coll == CONVOY_COLL_GATHER || coll == CONVOY_COLL_SCATTER) {
             for (int i = 0; i < P; i++)
                 d.rcounts[i] = c->count;
-        else if ((rc = convoy__dist_counts(c->counts, P, c->base, c->seed, d.rcounts)))
+        } else if ((rc = convoy__dist_counts(c->counts, P, c->base, c->seed, d.rcounts))) {
             goto cleanup;
-        make_displs(&d, c->seed);
-        for (int i = 0, pos = 0; i < P; pos += (int)(d.rcounts[i++] * d.cb)) {
+        }
+        if (c->coll == CONVOY_COLL_ALLGATHER) {
+            /* MPI_Allgather's blocks are packed in rank order. */
+            for (int i = 0; i < P; i++)
+                d.displs[i] = i * d.rcounts[i];
+            d.rcells = P * c->base;
+        } else {
+            make_displs(&d, c->seed);
+        }
+        for (int i = 0, pos = 0; is_gs(&d) && i < P; pos += (int)(d.rcounts[i++] * d.cb)) {
             d.bcounts[i] = d.rcounts[i] * d.cb;
             d.bdispls[i] = pos;
         }
-    } else if (c->coll == CONVOY_COLL_BCAST) {
+    } else if (coll == CONVOY_COLL_BCAST) {
         d.cb = 8;
         d.n = c->count;
-    } else if (c->coll == CONVOY_COLL_REDUCE_SCATTER) {
+    } else if (coll == CONVOY_COLL_REDUCE_SCATTER) {
         /* Blocks from the distribution, packed in rank order (MPI has no displacements). */
         d.rcounts = malloc((size_t)P * sizeof *d.rcounts);
         d.displs = malloc((size_t)P * sizeof *d.displs);
@@ -894,9 +932,9 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         }
     } else {
         /* A barrier is an allreduce of nothing: empty buffers, only causality to check. */
-        d.n = c->coll == CONVOY_COLL_BARRIER ? 0 : c->count;
+        d.n = coll == CONVOY_COLL_BARRIER ? 0 : c->count;
     }
-    if (c->coll != CONVOY_COLL_ALLGATHERV && !is_rooted(&d)) {
+    if (coll != CONVOY_COLL_ALLGATHERV && !is_rooted(&d)) {
         d.ar.P = P;
         d.ar.W = (P + 63) / 64;
         d.ar.cb = 8 * (int64_t)(d.ar.W + 1);
@@ -920,7 +958,7 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         convoy__args *a = &args[i];
         a->coll = c->coll;
         a->topo = &views[i];
-        a->count = c->coll == CONVOY_COLL_ALLGATHERV ? d.rcounts[i] : d.n;
+        a->count = coll == CONVOY_COLL_ALLGATHERV ? d.rcounts[i] : d.n;
         a->rcounts = d.rcounts;
         a->displs = d.displs;
         a->stype = a->rtype = cell;
@@ -935,13 +973,13 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
             }
         }
         a->inplace = c->inplace && (!is_rooted(&d) || i == c->root);
-        a->commutative = c->coll != CONVOY_COLL_ALLGATHERV ? c->commutative || c->idempotent : 1;
-        a->idempotent = c->coll == CONVOY_COLL_ALLREDUCE && c->idempotent;
+        a->commutative = coll != CONVOY_COLL_ALLGATHERV ? c->commutative || c->idempotent : 1;
+        a->idempotent = coll == CONVOY_COLL_ALLREDUCE && c->idempotent;
         a->shm_bytes = c->shm_bytes;
         a->machine = c->machine;
         a->nparams = c->nparams;
         memcpy(a->params, c->params, sizeof a->params);
-        int app = c->coll == CONVOY_COLL_ALLGATHERV || c->commutative || c->idempotent ||
+        int app = coll == CONVOY_COLL_ALLGATHERV || c->commutative || c->idempotent ||
                   (c->algo->props & CONVOY_ALGO_NONCOMMUTATIVE);
         if (app && c->algo->applicable) app = c->algo->applicable(a) != 0;
         napp += app;
@@ -1024,6 +1062,11 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
     if (modes & CONVOY_CHECK_SHUFFLE)
         rc = run_mode(c, &d, &full, views, scheds, CONVOY_CHECK_SHUFFLE, ops, res,
                       !(modes & CONVOY_CHECK_LOCKSTEP), 1);
+    res->st.cell_bytes = d.cb;
+    for (int i = 0; i < P; i++) {
+        const int64_t b = convoy__lane_tree_tmp(scheds[i]);
+        if (b > res->st.tmp_max) res->st.tmp_max = b;
+    }
 
 cleanup:
     for (int i = 0; scheds && i < P; i++) {

@@ -72,9 +72,12 @@ typedef struct convoy__check_stats {
     int64_t rank_bytes_max;                 /* most bytes one rank sends */
     int64_t rank_inter_max, rank_inter_min; /* inter-node bytes sent + received by a rank */
     int64_t node_out_max, node_in_max;      /* inter-node bytes a node sends / receives */
-    int64_t lane_max, lane_min;             /* inter-node bytes sent by the ranks of node rank j */
-    int64_t round_node_out_max;             /* lockstep: most inter-node messages a node sends */
-    int64_t round_node_in_max;              /*   or receives in one round */
+    int64_t node_out_min;                   /* the least a node sends */
+    int64_t tmp_max;    /* scratch bytes one rank's schedule tree allocates (all its nodes) */
+    int64_t cell_bytes; /* bytes of one element in this case (symbolic cells) */
+    int64_t lane_max, lane_min; /* inter-node bytes sent by the ranks of node rank j */
+    int64_t round_node_out_max; /* lockstep: most inter-node messages a node sends */
+    int64_t round_node_in_max;  /*   or receives in one round */
     int nnodes;
     /* Who works, and how many inter-node messages are under way at once. With 2+ nodes:
      * ranks that send / receive no inter-node message; in a reduction: ranks that reduce

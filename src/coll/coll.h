@@ -16,7 +16,9 @@ enum convoy__coll {
     CONVOY_COLL_ALLGATHERV,
     CONVOY_COLL_ALLREDUCE,
     CONVOY_COLL_BARRIER,
-    CONVOY_COLL_REDUCE_SCATTER, /* Reduce_scatter and Reduce_scatter_block (equal counts) */
+    CONVOY_COLL_REDUCE_SCATTER,       /* Reduce_scatter (and the block form's shared algorithms) */
+    CONVOY_COLL_ALLGATHER,            /* Allgather: allgatherv arguments with equal counts */
+    CONVOY_COLL_REDUCE_SCATTER_BLOCK, /* reduce_scatter arguments with equal counts */
     CONVOY_COLL_BCAST,
     CONVOY_COLL_GATHER,
     CONVOY_COLL_GATHERV,
@@ -33,12 +35,23 @@ typedef struct convoy__dtype {
 } convoy__dtype;
 
 /* Linear cost model: a message of n bytes costs alpha + beta * n; a local reduction of n
- * bytes costs gamma * n. */
+ * bytes costs gamma * n. alpha and beta are one pair of processes across nodes (or any two
+ * processes when there is one node). The lane-aware fields (papers/004 §2, §5) refine it
+ * per level: a message inside a node costs alpha_node + beta_node * n; when k processes of
+ * a node send across at once, each message costs alpha + n * max(beta, k * beta_nic)
+ * (beta_nic: seconds per byte of a node's total outgoing traffic, i.e. 1 / the bandwidth
+ * of all its lanes together). Zero means unknown: convoy__machine_levels() fills in the
+ * flat values (alpha, beta; beta_nic 0: lanes never saturate). */
 typedef struct convoy__machine {
-    double alpha; /* seconds per message */
-    double beta;  /* seconds per byte */
-    double gamma; /* seconds per byte reduced */
+    double alpha;                 /* seconds per message */
+    double beta;                  /* seconds per byte */
+    double gamma;                 /* seconds per byte reduced */
+    double alpha_node, beta_node; /* inside a node (shared memory) */
+    double beta_nic;              /* per byte of a node's total outgoing traffic */
 } convoy__machine;
+
+/* m with zero level fields replaced by the flat values. */
+convoy__machine convoy__machine_levels(const convoy__machine *m);
 
 /* An algorithm parameter, named like its environment override. */
 typedef struct convoy__param {
@@ -73,6 +86,10 @@ typedef struct convoy__args {
     int nparams;
     convoy__param params[CONVOY_MAX_PARAMS];
 } convoy__args;
+
+/* The collective whose arguments coll's builders get (Allgather: allgatherv's; the block
+ * form: reduce_scatter's); coll itself for the others. */
+int convoy__coll_base(int coll);
 
 /* Value of a parameter, or def when not set. */
 int64_t convoy__param_get(const convoy__args *a, const char *name, int64_t def);
@@ -162,6 +179,12 @@ int convoy__allgatherv_node_segment(const convoy__args *a, convoy__schedule *s);
 int convoy__allgatherv_node_segment_applicable(const convoy__args *a);
 double convoy__allgatherv_node_segment_cost(const convoy__args *a, const convoy__machine *m);
 void convoy__allgatherv_node_segment_explain(const convoy__args *a, char *buf, size_t len);
+int convoy__allgatherv_lane(const convoy__args *a, convoy__schedule *s);
+int convoy__allgatherv_lane_applicable(const convoy__args *a);
+double convoy__allgatherv_lane_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__allgatherv_hier(const convoy__args *a, convoy__schedule *s);
+int convoy__allgatherv_hier_applicable(const convoy__args *a);
+double convoy__allgatherv_hier_cost(const convoy__args *a, const convoy__machine *m);
 
 /* allreduce */
 int convoy__allreduce_recdbl(const convoy__args *a, convoy__schedule *s);
@@ -204,6 +227,12 @@ int convoy__allreduce_node_ring(const convoy__args *a, convoy__schedule *s);
 int convoy__allreduce_node_ring_applicable(const convoy__args *a);
 double convoy__allreduce_node_ring_cost(const convoy__args *a, const convoy__machine *m);
 void convoy__allreduce_node_ring_explain(const convoy__args *a, char *buf, size_t len);
+int convoy__allreduce_lane(const convoy__args *a, convoy__schedule *s);
+int convoy__allreduce_lane_applicable(const convoy__args *a);
+double convoy__allreduce_lane_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__allreduce_hier(const convoy__args *a, convoy__schedule *s);
+int convoy__allreduce_hier_applicable(const convoy__args *a);
+double convoy__allreduce_hier_cost(const convoy__args *a, const convoy__machine *m);
 
 /* barrier */
 int convoy__barrier_dissem(const convoy__args *a, convoy__schedule *s);
@@ -218,6 +247,12 @@ int convoy__reduce_scatter_ring(const convoy__args *a, convoy__schedule *s);
 double convoy__reduce_scatter_ring_cost(const convoy__args *a, const convoy__machine *m);
 int convoy__reduce_scatter_rechalving(const convoy__args *a, convoy__schedule *s);
 double convoy__reduce_scatter_rechalving_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__reduce_scatter_lane(const convoy__args *a, convoy__schedule *s);
+int convoy__reduce_scatter_lane_applicable(const convoy__args *a);
+double convoy__reduce_scatter_lane_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__reduce_scatter_hier(const convoy__args *a, convoy__schedule *s);
+int convoy__reduce_scatter_hier_applicable(const convoy__args *a);
+double convoy__reduce_scatter_hier_cost(const convoy__args *a, const convoy__machine *m);
 
 /* bcast (and the rooted builders shared by Gather/Gatherv and Scatter/Scatterv: the
  * v-forms run the same builders with the root's counts) */
