@@ -697,6 +697,23 @@ static void collect_stats(const chk_world *w, int ops, convoy__check_stats *st)
         if (w->reduce) st->ranks_not_reducing += r->reduces == 0;
     }
     st->node_out_min = INT64_MAX;
+    /* Per node: its ranks' inter-node bytes furthest apart (max/min; 0 counts as apart). */
+    double worst = -1;
+    for (int n = 0; n < w->nnodes && w->nnodes > 1; n++) {
+        int64_t mx = 0, mn = INT64_MAX;
+        for (int k = t->node_first[n]; k < t->node_first[n + 1]; k++) {
+            const chk_rank *r = &w->r[t->members[k]];
+            const int64_t b = (r->inter_sent + r->inter_recv) / ops;
+            if (b > mx) mx = b;
+            if (b < mn) mn = b;
+        }
+        const double ratio = mn > 0 ? (double)mx / (double)mn : mx > 0 ? 1e300 : 1;
+        if (ratio > worst) {
+            worst = ratio;
+            st->node_rank_inter_max = mx;
+            st->node_rank_inter_min = mn;
+        }
+    }
     for (int n = 0; node_out && node_in && n < w->nnodes; n++) {
         if (node_out[n] > st->node_out_max) st->node_out_max = node_out[n];
         if (node_out[n] < st->node_out_min) st->node_out_min = node_out[n];

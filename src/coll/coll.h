@@ -260,6 +260,12 @@ int convoy__bcast_binomial(const convoy__args *a, convoy__schedule *s);
 double convoy__bcast_binomial_cost(const convoy__args *a, const convoy__machine *m);
 int convoy__bcast_scatter_allgather(const convoy__args *a, convoy__schedule *s);
 double convoy__bcast_scatter_allgather_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__bcast_lane(const convoy__args *a, convoy__schedule *s);
+int convoy__bcast_lane_applicable(const convoy__args *a);
+double convoy__bcast_lane_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__bcast_hier(const convoy__args *a, convoy__schedule *s);
+int convoy__bcast_hier_applicable(const convoy__args *a);
+double convoy__bcast_hier_cost(const convoy__args *a, const convoy__machine *m);
 
 /* gather, gatherv */
 int convoy__gather_linear(const convoy__args *a, convoy__schedule *s);

@@ -167,6 +167,18 @@ const convoy__algo convoy__algos[] = {
      .build = convoy__bcast_scatter_allgather,
      .cost = convoy__bcast_scatter_allgather_cost,
      .props = CONVOY_ALGO_REPRODUCIBLE},
+    {.coll = CONVOY_COLL_BCAST,
+     .name = "lane",
+     .build = convoy__bcast_lane,
+     .applicable = convoy__bcast_lane_applicable,
+     .cost = convoy__bcast_lane_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE},
+    {.coll = CONVOY_COLL_BCAST,
+     .name = "hier",
+     .build = convoy__bcast_hier,
+     .applicable = convoy__bcast_hier_applicable,
+     .cost = convoy__bcast_hier_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE},
 
     /* gather */
     {.coll = CONVOY_COLL_GATHER,
