@@ -81,6 +81,8 @@ typedef struct convoy__args {
                           MINLOC, ...) */
     int counts_local;  /* Gatherv, Scatterv: the counts are known at the root only (a
                           nonblocking call): rcounts is NULL elsewhere */
+    int packed;        /* rooted children of lane/hier builders: both buffers hold packed
+                          bytes (regions of type T_BYTE; stype, rtype describe bytes) */
     int64_t shm_bytes; /* node segment data bytes available to the schedule (0: none) */
     convoy__machine machine; /* the communicator's machine parameters (same on all ranks) */
     int nparams;
@@ -273,11 +275,17 @@ double convoy__gather_linear_cost(const convoy__args *a, const convoy__machine *
 int convoy__gather_binomial(const convoy__args *a, convoy__schedule *s);
 int convoy__rooted_all_counts(const convoy__args *a); /* !counts_local */
 double convoy__gather_binomial_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__gather_lane(const convoy__args *a, convoy__schedule *s);
+int convoy__gather_lane_applicable(const convoy__args *a);
+double convoy__gather_lane_cost(const convoy__args *a, const convoy__machine *m);
 
 /* scatter, scatterv */
 int convoy__scatter_linear(const convoy__args *a, convoy__schedule *s);
 double convoy__scatter_linear_cost(const convoy__args *a, const convoy__machine *m);
 int convoy__scatter_binomial(const convoy__args *a, convoy__schedule *s);
 double convoy__scatter_binomial_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__scatter_lane(const convoy__args *a, convoy__schedule *s);
+int convoy__scatter_lane_applicable(const convoy__args *a);
+double convoy__scatter_lane_cost(const convoy__args *a, const convoy__machine *m);
 
 #endif

@@ -192,6 +192,12 @@ const convoy__algo convoy__algos[] = {
      .applicable = convoy__rooted_all_counts,
      .cost = convoy__gather_binomial_cost,
      .props = CONVOY_ALGO_REPRODUCIBLE},
+    {.coll = CONVOY_COLL_GATHER,
+     .name = "lane",
+     .build = convoy__gather_lane,
+     .applicable = convoy__gather_lane_applicable,
+     .cost = convoy__gather_lane_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE},
 
     /* gatherv */
     {.coll = CONVOY_COLL_GATHERV,
@@ -204,6 +210,12 @@ const convoy__algo convoy__algos[] = {
      .build = convoy__gather_binomial,
      .applicable = convoy__rooted_all_counts,
      .cost = convoy__gather_binomial_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE},
+    {.coll = CONVOY_COLL_GATHERV,
+     .name = "lane",
+     .build = convoy__gather_lane,
+     .applicable = convoy__gather_lane_applicable,
+     .cost = convoy__gather_lane_cost,
      .props = CONVOY_ALGO_REPRODUCIBLE},
 
     /* scatter */
@@ -218,6 +230,12 @@ const convoy__algo convoy__algos[] = {
      .applicable = convoy__rooted_all_counts,
      .cost = convoy__scatter_binomial_cost,
      .props = CONVOY_ALGO_REPRODUCIBLE},
+    {.coll = CONVOY_COLL_SCATTER,
+     .name = "lane",
+     .build = convoy__scatter_lane,
+     .applicable = convoy__scatter_lane_applicable,
+     .cost = convoy__scatter_lane_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE},
 
     /* scatterv */
     {.coll = CONVOY_COLL_SCATTERV,
@@ -230,6 +248,12 @@ const convoy__algo convoy__algos[] = {
      .build = convoy__scatter_binomial,
      .applicable = convoy__rooted_all_counts,
      .cost = convoy__scatter_binomial_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE},
+    {.coll = CONVOY_COLL_SCATTERV,
+     .name = "lane",
+     .build = convoy__scatter_lane,
+     .applicable = convoy__scatter_lane_applicable,
+     .cost = convoy__scatter_lane_cost,
      .props = CONVOY_ALGO_REPRODUCIBLE},
 };
 const int convoy__nalgos = (int)(sizeof convoy__algos / sizeof convoy__algos[0]);

@@ -98,7 +98,8 @@ int convoy__allgatherv_hier(const convoy__args *a, convoy__schedule *s)
         }
         first[N] = k;
         convoy__lane_map(t, 0, map);
-        convoy__lane_agv_group(s, a, N, t->node, map, 1, first, own, gathered.n, gathered.v, &done, NULL);
+        convoy__lane_agv_group(s, a, N, t->node, map, 1, first, own, gathered.n, gathered.v, &done,
+                               NULL);
     } else if (a->rcounts[t->rank] > 0) {
         convoy__lane_deps_add(
             &done, convoy__add_send(s, CONVOY_COMM_NODE, 0, 0, convoy__agv_own(a), 0, NULL), s);
