@@ -263,7 +263,8 @@ static void collect_meta(bench_ctx *x, const convoy__topo *topo)
         snprintf(m->layout, sizeof m->layout, "%s (virtual nodes, CONVOY_PPN=%.20s)", shape,
                  m->convoy_ppn);
     else
-        snprintf(m->layout, sizeof m->layout, "%s (shared-memory nodes)", shape);
+        snprintf(m->layout, sizeof m->layout, "%s (shared-memory nodes%s)", shape,
+                 getenv("CONVOY_NODE_OF_HOST") ? ", CONVOY_NODE_OF_HOST" : "");
     /* Oversubscribed: more processes on some real host than it has online cores. The host
      * is the shared-memory communicator, not Convoy's (possibly virtual) node. */
     MPI_Comm host;
@@ -276,6 +277,9 @@ static void collect_meta(bench_ctx *x, const convoy__topo *topo)
     MPI_Allreduce(&leader, &m->hosts, 1, MPI_INT, MPI_SUM, x->comm);
     m->host_cores = sysconf(_SC_NPROCESSORS_ONLN);
     int over = m->host_cores > 0 && m->host_procs > m->host_cores;
+#ifdef CONVOY_SIMGRID
+    over = 0; /* simulated time: the hosts are the platform's, not this machine's cores */
+#endif
     MPI_Allreduce(&over, &m->oversubscribed, 1, MPI_INT, MPI_MAX, x->comm);
     time_t now = time(NULL);
     struct tm tm;

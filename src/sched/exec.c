@@ -225,6 +225,25 @@ static int test_gate(convoy__exec *x, int *open)
     return 0;
 }
 
+int convoy__exec_msg_waits(const convoy__exec *x, void **slots[], int max)
+{
+    if (x->gate || x->nready > 0) return -1;
+    int n = 0;
+    for (int k = 0; k < x->nactive; k++) {
+        const int i = x->active[k], kind = x->s->steps[i].kind;
+        if (kind == CONVOY_STEP_NESTED) {
+            int m = convoy__exec_msg_waits(&x->child[i], slots + n, max - n);
+            if (m < 0) return -1;
+            n += m;
+        } else if ((kind == CONVOY_STEP_SEND || kind == CONVOY_STEP_RECV) && n < max) {
+            slots[n++] = &x->req[i];
+        } else {
+            return -1;
+        }
+    }
+    return n;
+}
+
 int convoy__exec_progress(convoy__exec *x, int *done)
 {
     const convoy__schedule *s = x->s;

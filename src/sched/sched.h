@@ -160,6 +160,8 @@ typedef struct convoy__transport {
     uint64_t shm_seq; /* segment-using operations that ran before this one on the node */
     int (*notify)(void *ctx, int flag, uint64_t value);
     int (*flag_test)(void *ctx, int node_peer, int flag, uint64_t value, int *done);
+    /* Blocks until one of n requests completes (its slot then reads as done); optional. */
+    int (*wait_any)(void *ctx, void **const *slots, int n);
 } convoy__transport;
 
 /* The executor's own flag: a process sets it to k + 1 when it has finished the k-th
@@ -213,6 +215,11 @@ int convoy__exec_start(convoy__exec *x, const convoy__schedule *s, const convoy_
 int convoy__exec_progress(convoy__exec *x, int *done);
 /* Frees what start allocated; cancels requests still in flight. */
 void convoy__exec_free(convoy__exec *x);
+/* The request slots of the messages x waits for, if it waits for nothing else (no
+ * notification, in no nested schedule): their number (at most max), else -1. A wait may
+ * then block in the transport's wait_any (simulation: src/platform/platform.h). */
+enum { CONVOY_WAIT_ANY_MAX = 256 };
+int convoy__exec_msg_waits(const convoy__exec *x, void **slots[], int max);
 /* Describes the steps in flight or waiting (for the watchdog and the checker). */
 int convoy__exec_describe(const convoy__exec *x, char *buf, size_t len);
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 static const char *const coll_names[CONVOY_NCOLL] = {
-    "allgatherv", "allreduce", "barrier",  "reduce_scatter", "allgather", "reduce_scatter_block",
+    "allgatherv", "allreduce", "barrier", "reduce_scatter", "allgather", "reduce_scatter_block",
     "bcast",      "gather",    "gatherv", "scatter",        "scatterv"};
 
 const char *convoy__coll_name(int coll)
