@@ -278,6 +278,9 @@ double convoy__gather_binomial_cost(const convoy__args *a, const convoy__machine
 int convoy__gather_lane(const convoy__args *a, convoy__schedule *s);
 int convoy__gather_lane_applicable(const convoy__args *a);
 double convoy__gather_lane_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__gather_hier(const convoy__args *a, convoy__schedule *s);
+int convoy__gather_hier_applicable(const convoy__args *a);
+double convoy__gather_hier_cost(const convoy__args *a, const convoy__machine *m);
 
 /* scatter, scatterv */
 int convoy__scatter_linear(const convoy__args *a, convoy__schedule *s);
@@ -287,5 +290,8 @@ double convoy__scatter_binomial_cost(const convoy__args *a, const convoy__machin
 int convoy__scatter_lane(const convoy__args *a, convoy__schedule *s);
 int convoy__scatter_lane_applicable(const convoy__args *a);
 double convoy__scatter_lane_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__scatter_hier(const convoy__args *a, convoy__schedule *s);
+int convoy__scatter_hier_applicable(const convoy__args *a);
+double convoy__scatter_hier_cost(const convoy__args *a, const convoy__machine *m);
 
 #endif

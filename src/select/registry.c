@@ -198,6 +198,12 @@ const convoy__algo convoy__algos[] = {
      .applicable = convoy__gather_lane_applicable,
      .cost = convoy__gather_lane_cost,
      .props = CONVOY_ALGO_REPRODUCIBLE},
+    {.coll = CONVOY_COLL_GATHER,
+     .name = "hier",
+     .build = convoy__gather_hier,
+     .applicable = convoy__gather_hier_applicable,
+     .cost = convoy__gather_hier_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE},
 
     /* gatherv */
     {.coll = CONVOY_COLL_GATHERV,
@@ -216,6 +222,12 @@ const convoy__algo convoy__algos[] = {
      .build = convoy__gather_lane,
      .applicable = convoy__gather_lane_applicable,
      .cost = convoy__gather_lane_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE},
+    {.coll = CONVOY_COLL_GATHERV,
+     .name = "hier",
+     .build = convoy__gather_hier,
+     .applicable = convoy__gather_hier_applicable,
+     .cost = convoy__gather_hier_cost,
      .props = CONVOY_ALGO_REPRODUCIBLE},
 
     /* scatter */
@@ -236,6 +248,12 @@ const convoy__algo convoy__algos[] = {
      .applicable = convoy__scatter_lane_applicable,
      .cost = convoy__scatter_lane_cost,
      .props = CONVOY_ALGO_REPRODUCIBLE},
+    {.coll = CONVOY_COLL_SCATTER,
+     .name = "hier",
+     .build = convoy__scatter_hier,
+     .applicable = convoy__scatter_hier_applicable,
+     .cost = convoy__scatter_hier_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE},
 
     /* scatterv */
     {.coll = CONVOY_COLL_SCATTERV,
@@ -254,6 +272,12 @@ const convoy__algo convoy__algos[] = {
      .build = convoy__scatter_lane,
      .applicable = convoy__scatter_lane_applicable,
      .cost = convoy__scatter_lane_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE},
+    {.coll = CONVOY_COLL_SCATTERV,
+     .name = "hier",
+     .build = convoy__scatter_hier,
+     .applicable = convoy__scatter_hier_applicable,
+     .cost = convoy__scatter_hier_cost,
      .props = CONVOY_ALGO_REPRODUCIBLE},
 };
 const int convoy__nalgos = (int)(sizeof convoy__algos / sizeof convoy__algos[0]);
