@@ -268,6 +268,12 @@ double convoy__bcast_lane_cost(const convoy__args *a, const convoy__machine *m);
 int convoy__bcast_hier(const convoy__args *a, convoy__schedule *s);
 int convoy__bcast_hier_applicable(const convoy__args *a);
 double convoy__bcast_hier_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__bcast_klane_pipeline(const convoy__args *a, convoy__schedule *s);
+int convoy__bcast_klane_pipeline_applicable(const convoy__args *a);
+double convoy__bcast_klane_pipeline_cost(const convoy__args *a, const convoy__machine *m);
+void convoy__bcast_klane_pipeline_explain(const convoy__args *a, char *buf, size_t len);
+/* Its pipeline blocks (CONVOY_BCAST_KLANE_BLOCKS, else the cost model's). */
+int64_t convoy__bcast_klane_pipeline_blocks(const convoy__args *a);
 
 /* gather, gatherv */
 int convoy__gather_linear(const convoy__args *a, convoy__schedule *s);

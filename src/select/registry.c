@@ -179,6 +179,14 @@ const convoy__algo convoy__algos[] = {
      .applicable = convoy__bcast_hier_applicable,
      .cost = convoy__bcast_hier_cost,
      .props = CONVOY_ALGO_REPRODUCIBLE},
+    {.coll = CONVOY_COLL_BCAST,
+     .name = "klane_pipeline",
+     .build = convoy__bcast_klane_pipeline,
+     .applicable = convoy__bcast_klane_pipeline_applicable,
+     .cost = convoy__bcast_klane_pipeline_cost,
+     .params = "CONVOY_BCAST_KLANE_BLOCKS",
+     .props = CONVOY_ALGO_REPRODUCIBLE,
+     .explain = convoy__bcast_klane_pipeline_explain},
 
     /* gather */
     {.coll = CONVOY_COLL_GATHER,
