@@ -274,6 +274,9 @@ double convoy__bcast_klane_pipeline_cost(const convoy__args *a, const convoy__ma
 void convoy__bcast_klane_pipeline_explain(const convoy__args *a, char *buf, size_t len);
 /* Its pipeline blocks (CONVOY_BCAST_KLANE_BLOCKS, else the cost model's). */
 int64_t convoy__bcast_klane_pipeline_blocks(const convoy__args *a);
+int convoy__bcast_klane_tree(const convoy__args *a, convoy__schedule *s);
+int convoy__bcast_klane_tree_applicable(const convoy__args *a);
+double convoy__bcast_klane_tree_cost(const convoy__args *a, const convoy__machine *m);
 
 /* gather, gatherv */
 int convoy__gather_linear(const convoy__args *a, convoy__schedule *s);

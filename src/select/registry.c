@@ -187,6 +187,12 @@ const convoy__algo convoy__algos[] = {
      .params = "CONVOY_BCAST_KLANE_BLOCKS",
      .props = CONVOY_ALGO_REPRODUCIBLE,
      .explain = convoy__bcast_klane_pipeline_explain},
+    {.coll = CONVOY_COLL_BCAST,
+     .name = "klane_tree",
+     .build = convoy__bcast_klane_tree,
+     .applicable = convoy__bcast_klane_tree_applicable,
+     .cost = convoy__bcast_klane_tree_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE},
 
     /* gather */
     {.coll = CONVOY_COLL_GATHER,
