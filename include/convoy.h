@@ -15,6 +15,7 @@
  * them), CONVOY_PPN=k or CONVOY_NODEMAP=0,0,1,... cut real nodes into virtual ones,
  * CONVOY_SEGMENT_BYTES sizes the node segment, CONVOY_CHECK_ARGS=1 checks that all ranks
  * passed consistent arguments, CONVOY_WATCHDOG=seconds reports a stuck operation,
+ * CONVOY_BCAST_KLANE_BLOCKS=b sets the pipeline blocks of the klane_pipeline Bcast,
  * CONVOY_VERBOSE=1 prints the choices made, CONVOY_DISSEM_N=k|auto sets the fan-out of the
  * n-way dissemination Barrier (auto: timed on the communicator's first blocking Barrier),
  * CONVOY_TUNING_FILE=file.json overrides the cost model with rules (convoy-tune writes

@@ -773,6 +773,23 @@ static void collect_stats(const chk_world *w, int ops, convoy__check_stats *st)
         if (w->reduce) st->ranks_not_reducing += r->reduces == 0;
     }
     st->node_out_min = INT64_MAX;
+    /* Per node: its ranks' inter-node bytes furthest apart (max/min; 0 counts as apart). */
+    double worst = -1;
+    for (int n = 0; n < w->nnodes && w->nnodes > 1; n++) {
+        int64_t mx = 0, mn = INT64_MAX;
+        for (int k = t->node_first[n]; k < t->node_first[n + 1]; k++) {
+            const chk_rank *r = &w->r[t->members[k]];
+            const int64_t b = (r->inter_sent + r->inter_recv) / ops;
+            if (b > mx) mx = b;
+            if (b < mn) mn = b;
+        }
+        const double ratio = mn > 0 ? (double)mx / (double)mn : mx > 0 ? 1e300 : 1;
+        if (ratio > worst) {
+            worst = ratio;
+            st->node_rank_inter_max = mx;
+            st->node_rank_inter_min = mn;
+        }
+    }
     for (int n = 0; node_out && node_in && n < w->nnodes; n++) {
         if (node_out[n] > st->node_out_max) st->node_out_max = node_out[n];
         if (node_out[n] < st->node_out_min) st->node_out_min = node_out[n];
@@ -941,8 +958,8 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
     const int P = c->procs;
     /* Allgather and Reduce_scatter_block are their v-forms' cases with equal counts. */
     const int coll = convoy__coll_base(c->coll);
-    if (P < 1 || !c->algo || !c->algo->build || c->ppn < 1 || c->coll < 0 ||
-        c->coll >= CONVOY_NCOLL || c->count < 0 || c->root < 0 || c->root >= P)
+    if (P < 1 || !c->algo || !c->algo->build || c->ppn < 1 || coll < 0 || coll >= CONVOY_NCOLL ||
+        c->count < 0 || c->root < 0 || c->root >= P)
         return CONVOY_ERR_ARG;
     int rc = 0;
     casedata d;
@@ -982,11 +999,12 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
             rc = CONVOY_ERR_NO_MEM;
             goto cleanup;
         }
-        if (c->coll == CONVOY_COLL_GATHER || c->coll == CONVOY_COLL_SCATTER)
+        if (coll == CONVOY_COLL_GATHER || coll == CONVOY_COLL_SCATTER) {
             for (int i = 0; i < P; i++)
                 d.rcounts[i] = c->count;
-        else if ((rc = convoy__dist_counts(c->counts, P, c->base, c->seed, d.rcounts)))
+        } else if ((rc = convoy__dist_counts(c->counts, P, c->base, c->seed, d.rcounts))) {
             goto cleanup;
+        }
         if (c->coll == CONVOY_COLL_ALLGATHER) {
             /* MPI_Allgather's blocks are packed in rank order. */
             for (int i = 0; i < P; i++)
@@ -995,7 +1013,7 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         } else {
             make_displs(&d, c->seed);
         }
-        for (int i = 0, pos = 0; i < P; pos += (int)(d.rcounts[i++] * d.cb)) {
+        for (int i = 0, pos = 0; is_gs(&d) && i < P; pos += (int)(d.rcounts[i++] * d.cb)) {
             d.bcounts[i] = d.rcounts[i] * d.cb;
             d.bdispls[i] = pos;
         }

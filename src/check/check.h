@@ -72,8 +72,12 @@ typedef struct convoy__check_stats {
     int64_t rank_msgs_max;                  /* most messages one rank sends */
     int64_t rank_bytes_max;                 /* most bytes one rank sends */
     int64_t rank_inter_max, rank_inter_min; /* inter-node bytes sent + received by a rank */
-    int64_t node_out_max, node_in_max;      /* inter-node bytes a node sends / receives */
-    int64_t node_out_min;                   /* the least a node sends */
+    /* Within one node: the largest and smallest inter-node bytes (sent + received) of its
+     * ranks, for the node where they are furthest apart (rooted collectives: the spread over
+     * a node's lanes, apart from where the node sits in the trees). */
+    int64_t node_rank_inter_max, node_rank_inter_min;
+    int64_t node_out_max, node_in_max; /* inter-node bytes a node sends / receives */
+    int64_t node_out_min;              /* the least a node sends */
     int64_t tmp_max;    /* scratch bytes one rank's schedule tree allocates (all its nodes) */
     int64_t cell_bytes; /* bytes of one element in this case (symbolic cells) */
     int64_t lane_max, lane_min; /* inter-node bytes sent by the ranks of node rank j */

@@ -112,6 +112,8 @@ typedef struct convoy__args {
                           MINLOC, ...) */
     int counts_local;  /* Gatherv, Scatterv: the counts are known at the root only (a
                           nonblocking call): rcounts is NULL elsewhere */
+    int packed;        /* rooted children of lane/hier builders: both buffers hold packed
+                          bytes (regions of type T_BYTE; stype, rtype describe bytes) */
     int64_t shm_bytes; /* node segment data bytes available to the schedule (0: none) */
     convoy__machine machine; /* the communicator's machine parameters (same on all ranks) */
     int nparams;
@@ -306,6 +308,21 @@ int convoy__bcast_binomial(const convoy__args *a, convoy__schedule *s);
 double convoy__bcast_binomial_cost(const convoy__args *a, const convoy__machine *m);
 int convoy__bcast_scatter_allgather(const convoy__args *a, convoy__schedule *s);
 double convoy__bcast_scatter_allgather_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__bcast_lane(const convoy__args *a, convoy__schedule *s);
+int convoy__bcast_lane_applicable(const convoy__args *a);
+double convoy__bcast_lane_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__bcast_hier(const convoy__args *a, convoy__schedule *s);
+int convoy__bcast_hier_applicable(const convoy__args *a);
+double convoy__bcast_hier_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__bcast_klane_pipeline(const convoy__args *a, convoy__schedule *s);
+int convoy__bcast_klane_pipeline_applicable(const convoy__args *a);
+double convoy__bcast_klane_pipeline_cost(const convoy__args *a, const convoy__machine *m);
+void convoy__bcast_klane_pipeline_explain(const convoy__args *a, char *buf, size_t len);
+/* Its pipeline blocks (CONVOY_BCAST_KLANE_BLOCKS, else the cost model's). */
+int64_t convoy__bcast_klane_pipeline_blocks(const convoy__args *a);
+int convoy__bcast_klane_tree(const convoy__args *a, convoy__schedule *s);
+int convoy__bcast_klane_tree_applicable(const convoy__args *a);
+double convoy__bcast_klane_tree_cost(const convoy__args *a, const convoy__machine *m);
 
 /* gather, gatherv */
 int convoy__gather_linear(const convoy__args *a, convoy__schedule *s);
@@ -313,12 +330,24 @@ double convoy__gather_linear_cost(const convoy__args *a, const convoy__machine *
 int convoy__gather_binomial(const convoy__args *a, convoy__schedule *s);
 int convoy__rooted_all_counts(const convoy__args *a); /* !counts_local */
 double convoy__gather_binomial_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__gather_lane(const convoy__args *a, convoy__schedule *s);
+int convoy__gather_lane_applicable(const convoy__args *a);
+double convoy__gather_lane_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__gather_hier(const convoy__args *a, convoy__schedule *s);
+int convoy__gather_hier_applicable(const convoy__args *a);
+double convoy__gather_hier_cost(const convoy__args *a, const convoy__machine *m);
 
 /* scatter, scatterv */
 int convoy__scatter_linear(const convoy__args *a, convoy__schedule *s);
 double convoy__scatter_linear_cost(const convoy__args *a, const convoy__machine *m);
 int convoy__scatter_binomial(const convoy__args *a, convoy__schedule *s);
 double convoy__scatter_binomial_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__scatter_lane(const convoy__args *a, convoy__schedule *s);
+int convoy__scatter_lane_applicable(const convoy__args *a);
+double convoy__scatter_lane_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__scatter_hier(const convoy__args *a, convoy__schedule *s);
+int convoy__scatter_hier_applicable(const convoy__args *a);
+double convoy__scatter_hier_cost(const convoy__args *a, const convoy__machine *m);
 
 /* reduce */
 int convoy__reduce_binomial(const convoy__args *a, convoy__schedule *s);

@@ -257,10 +257,10 @@ static int csv_count(const csv *t, const char *coll, const char *algo)
 }
 
 static const char *const all_colls[] = {
-    "allgatherv", "allreduce", "barrier",     "bcast",  "scatter",
-    "gather",     "allgather", "alltoall",    "reduce", "reduce_scatter_block",
-    "scan",       "exscan",    "reduce_local"};
-static const char *const rooted[] = {"bcast", "scatter", "scatterv", "gather", "gatherv", "reduce"};
+    "allgatherv", "allreduce", "barrier",      "bcast",   "scatter",
+    "gather",     "allgather", "alltoall",     "reduce",  "reduce_scatter_block",
+    "scan",       "exscan",    "reduce_local", "gatherv", "scatterv"};
+static const char *const rooted[] = {"bcast", "scatter", "gather", "reduce", "gatherv", "scatterv"};
 static const char *const all_guidelines[] = {"bcast<=scatter+allgather",
                                              "allreduce<=reduce+bcast",
                                              "allreduce<=reduce_scatter_block+allgather",
@@ -322,7 +322,11 @@ static void test_full(const char *csv_path, const char *json_path)
     if (c_kind < 0 || c_sync < 0 || c_root < 0 || c_total < 0) return;
     /* Every collective of the table, native at least; two distributions for Allgatherv. */
     for (size_t i = 0; i < sizeof all_colls / sizeof *all_colls; i++) {
-        int want = !strcmp(all_colls[i], "allgatherv") ? 2 : 1;
+        /* Two distributions for the v-forms. */
+        int want = !strcmp(all_colls[i], "allgatherv") || !strcmp(all_colls[i], "gatherv") ||
+                           !strcmp(all_colls[i], "scatterv")
+                       ? 2
+                       : 1;
         int got = csv_count(&t, all_colls[i], "native");
         if (got != want)
             fprintf(stderr, "%d native rows of %s, want %d\n", got, all_colls[i], want);

@@ -1,0 +1,142 @@
+/*
+ * Bcast by the pipelined k-lane construction of papers/004 §5 (Proposition 1), never
+ * implemented by its authors: the linear pipeline over the N nodes replicated into k = n
+ * pipelines, one per lane, with a node-internal exchange per step.
+ *
+ * Idea: the message is cut into nb pipeline blocks, each block into k pieces (piece (b, j):
+ * elements of block b for lane j). Nodes form a chain from the root's node R (relative node
+ * v = 0 .. N-1); lane j's replica on a node is its process with node rank j.
+ *   - Root's first step: the root sends piece (b, j) to its node's process j (j != r0).
+ *   - Steady state: the replica j of node v receives piece (b, j) from replica j of node
+ *     v - 1, sends it to replica j of node v + 1, and exchanges it with its node's other
+ *     replicas (it sends (b, j) to each, receives (b, j') from each): after the step every
+ *     process of the node has block b.
+ *   - The root cannot exchange (it is busy feeding the pipelines), so the root node's other
+ *     processes miss piece (b, r0); the last node's replicas supply it: replica j of node
+ *     N - 1 sends the piece (b, r0) it got in its exchange back to replica j of the root
+ *     node (the construction's extra edge from a leaf of T_j to the root replica r_j).
+ * Everything stays in the user's buffer and datatype (pieces are element ranges): zero
+ * copy, no scratch.
+ *
+ * Steps: nb + N + 1 (the pipeline's nb + N - 1, the root's first step, the leaves' extra
+ * step back), each moving m/(nb k) bytes per lane and (k - 1) such pieces inside a node:
+ * Proposition 1's T(P/k, m/k, B) + O(1). The pipelines carry m/k each, so with k physical
+ * lanes the inter-node bandwidth term is m/k.
+ *
+ * Bytes leaving each node (N nodes of n processes, m bytes): m, m/n per process (lane);
+ * each node receives m, m/n per process; the last node also sends (n - 1) m/n back to the
+ * root node (the paper's construction), which receives (n - 1) m/n. Per lane and per rank
+ * the inter-node bytes are equal up to the root node's and the last node's extras.
+ *
+ * Cost: (nb + N + 1)(alpha + beta m/(nb k) + (k - 1)(alpha_node + beta_node m/(nb k))),
+ * nb = sqrt((N + 1) beta m / (k alpha)) (clamped to 1 .. count/k) unless
+ * CONVOY_BCAST_KLANE_BLOCKS sets it.
+ *
+ * Restrictions: regular layouts (every node has n processes, ranks in any order), more than
+ * one node, n > 1. Source: papers/004 §5 (construction and Proposition 1).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "coll/lane.h"
+
+enum { TAG_ROOT = 0, TAG_LANE = 1, TAG_NODE = 2, TAG_BACK = 3, TAG_KINDS = 4, TAG_SPAN = 250 };
+
+int convoy__bcast_klane_pipeline_applicable(const convoy__args *a)
+{
+    const convoy__topo *t = a->topo;
+    return t->nnodes > 1 && t->max_ppn > 1 && (t->flags & CONVOY_TOPO_REGULAR);
+}
+
+int64_t convoy__bcast_klane_pipeline_blocks(const convoy__args *a)
+{
+    const convoy__topo *t = a->topo;
+    const int k = t->max_ppn;
+    int64_t nb = convoy__param_get(a, "CONVOY_BCAST_KLANE_BLOCKS", 0);
+    if (nb <= 0) {
+        const double m = (double)(a->count * a->rtype.size);
+        const double alpha = a->machine.alpha > 0 ? a->machine.alpha : 1e-6;
+        nb = (int64_t)sqrt((t->nnodes + 1) * a->machine.beta * m / (k * alpha));
+    }
+    const int64_t most = a->count / k > 1 ? a->count / k : 1;
+    return nb < 1 ? 1 : nb > most ? most : nb;
+}
+
+int convoy__bcast_klane_pipeline(const convoy__args *a, convoy__schedule *s)
+{
+    const convoy__topo *t = a->topo;
+    const int N = t->nnodes, k = t->ppn, R = t->node_of[a->root], r0 = t->node_rank_of[a->root];
+    const int j = t->node_rank, v = (t->node - R + N) % N;
+    const int next = v + 1 < N ? convoy__topo_rank_at(t, (t->node + 1) % N, j) : -1;
+    const int prev = v > 0 ? convoy__topo_rank_at(t, (t->node - 1 + N) % N, j) : -1;
+    const int64_t nb = convoy__bcast_klane_pipeline_blocks(a), np = nb * k;
+    if (a->count == 0) return s->err;
+#define PIECE(b, i)                                                                                \
+    convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV,                                                    \
+                convoy__lane_block_off(a->count, (int)np, (int)((b)*k + (i))) * a->rtype.extent,   \
+                convoy__lane_block(a->count, (int)np, (int)((b)*k + (i))))
+#define TAG(b, kind) ((int)((b) % TAG_SPAN) * TAG_KINDS + (kind))
+    for (int64_t b = 0; b < nb; b++) {
+        const convoy__region mine = PIECE(b, j);
+        int have = -1; /* the step after which piece (b, j) is here (-1: at the root, now) */
+        if (v == 0 && j == r0) {
+            /* The root feeds every pipeline. */
+            for (int i = 0; i < k; i++)
+                if (i != r0 && PIECE(b, i).count > 0)
+                    convoy__add_send(s, CONVOY_COMM_NODE, i, TAG(b, TAG_ROOT), PIECE(b, i), 0,
+                                     NULL);
+        } else if (mine.count > 0) {
+            have =
+                v == 0
+                    ? convoy__add_recv(s, CONVOY_COMM_NODE, r0, TAG(b, TAG_ROOT), mine, 0, NULL)
+                    : convoy__add_recv(s, CONVOY_COMM_ALL, prev, TAG(b, TAG_LANE), mine, 0, NULL);
+        }
+        if (next >= 0 && mine.count > 0)
+            convoy__add_send(s, CONVOY_COMM_ALL, next, TAG(b, TAG_LANE), mine, CONVOY_DEP(have));
+        /* Node exchange (the root takes no part: it has everything). */
+        if (v == 0 && j == r0) continue;
+        int from_r0 = -1; /* the last node: when piece (b, r0) is here */
+        for (int i = 0; i < k; i++) {
+            if (i == j || (v == 0 && i == r0)) continue;
+            if (mine.count > 0)
+                convoy__add_send(s, CONVOY_COMM_NODE, i, TAG(b, TAG_NODE), mine, CONVOY_DEP(have));
+            if (PIECE(b, i).count > 0) {
+                const int got = convoy__add_recv(s, CONVOY_COMM_NODE, i, TAG(b, TAG_NODE),
+                                                 PIECE(b, i), 0, NULL);
+                if (i == r0) from_r0 = got;
+            }
+        }
+        /* The root node's replicas get piece (b, r0) back from the last node's. */
+        const convoy__region back = PIECE(b, r0);
+        if (back.count == 0) continue;
+        if (v == 0)
+            convoy__add_recv(s, CONVOY_COMM_ALL, convoy__topo_rank_at(t, (R + N - 1) % N, j),
+                             TAG(b, TAG_BACK), back, 0, NULL);
+        else if (v == N - 1 && j != r0)
+            convoy__add_send(s, CONVOY_COMM_ALL, convoy__topo_rank_at(t, R, j), TAG(b, TAG_BACK),
+                             back, CONVOY_DEP(from_r0));
+    }
+#undef TAG
+#undef PIECE
+    return s->err;
+}
+
+double convoy__bcast_klane_pipeline_cost(const convoy__args *a, const convoy__machine *m)
+{
+    const convoy__topo *t = a->topo;
+    const int k = t->max_ppn;
+    convoy__args b = *a;
+    b.machine = *m;
+    const double nb = (double)convoy__bcast_klane_pipeline_blocks(&b);
+    const double piece = (double)(a->count * a->rtype.size) / (nb * k);
+    const convoy__machine lane = convoy__lane_level(m, k), node = convoy__lane_level(m, 0);
+    return (nb + t->nnodes + 1) *
+           (lane.alpha + lane.beta * piece + (k - 1) * (node.alpha + node.beta * piece));
+}
+
+void convoy__bcast_klane_pipeline_explain(const convoy__args *a, char *buf, size_t len)
+{
+    snprintf(buf, len, "%lld pipeline blocks of %d pieces (CONVOY_BCAST_KLANE_BLOCKS)",
+             (long long)convoy__bcast_klane_pipeline_blocks(a), a->topo->max_ppn);
+}
