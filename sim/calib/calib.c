@@ -1,14 +1,16 @@
 /* calib: times MPI's native collectives (no Convoy) for calibrating SimGrid platforms.
  *
- *   smpirun ... ./calib [-r REPS] COLL:COUNT[,COUNT...] ...
+ *   smpirun ... ./calib [-r REPS] [-w WARMUP] COLL:COUNT[,COUNT...] ...
  *
  * COLL is one of bcast gather scatter allgather allgatherv alltoall reduce allreduce
  * reduce_scatter_block scan exscan barrier. COUNT follows papers/004's tables (MPI_INT):
  * the whole vector for bcast, reduce, allreduce, scan and exscan; the block per process
  * for gather, scatter, allgather(v), alltoall and reduce_scatter_block; ignored for
- * barrier. Each cell runs one warm-up call and REPS timed calls (default 3), each after a
- * barrier; a call's time is the MAX over ranks of the simulated time (MPI_Wtime) it took,
- * and the cell reports the median and minimum of the REPS calls in microseconds:
+ * barrier. Each cell runs WARMUP untimed calls (default 1; 0 is exact under SMPI with
+ * smpi/simulate-computation:no, where every call takes the same simulated time) and REPS
+ * timed calls (default 3), each after a barrier; a call's time is the MAX over ranks of the
+ * simulated time (MPI_Wtime) it took, and the cell reports the median and minimum of the REPS calls
+ * in microseconds:
  *
  *   coll,count,np,median_us,min_us
  *
@@ -84,15 +86,18 @@ static int call(const char *coll, int count, int p, int *sbuf, int *rbuf, int *c
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int rank, p, reps = 3, first = 1;
+    int rank, p, reps = 3, warmup = 1, first = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
-    if (argc > 2 && !strcmp(argv[1], "-r")) {
-        reps = atoi(argv[2]);
-        first = 3;
+    while (first + 1 < argc && argv[first][0] == '-') {
+        if (!strcmp(argv[first], "-r"))
+            reps = atoi(argv[first + 1]);
+        else if (!strcmp(argv[first], "-w"))
+            warmup = atoi(argv[first + 1]);
+        first += 2;
     }
-    if (reps < 1 || reps > MAX_REPS) {
-        if (rank == 0) fprintf(stderr, "calib: -r must be 1..%d\n", MAX_REPS);
+    if (reps < 1 || reps > MAX_REPS || warmup < 0) {
+        if (rank == 0) fprintf(stderr, "calib: -r must be 1..%d, -w at least 0\n", MAX_REPS);
         MPI_Finalize();
         return 2;
     }
@@ -104,7 +109,8 @@ int main(int argc, char **argv)
             snprintf(list, sizeof list, "0");
             if (sscanf(argv[a], "%63[a-z_]", coll) != 1) continue;
         }
-        char *save = NULL; /* strtok_r: all simulated ranks share one libc */
+        char *save = NULL;   /* strtok_r: all simulated ranks share one libc */
+        int first_count = 1; /* warm up before a collective's first count only */
         for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
             long count = atol(tok), scount, rcount;
             sizes(coll, count, p, &scount, &rcount);
@@ -112,7 +118,7 @@ int main(int argc, char **argv)
             int *rbuf = CALIB_MALLOC(sizeof(int) * (size_t)(rcount > 0 ? rcount : 1));
             double t[MAX_REPS];
             int bad = 0;
-            for (int r = -1; r < reps && !bad; r++) {
+            for (int r = first_count ? -warmup : 0; r < reps && !bad; r++) {
                 MPI_Barrier(MPI_COMM_WORLD);
                 double t0 = MPI_Wtime();
                 bad = call(coll, (int)count, p, sbuf, rbuf, counts, displs) != MPI_SUCCESS;
@@ -131,6 +137,7 @@ int main(int argc, char **argv)
             }
             CALIB_FREE(sbuf);
             CALIB_FREE(rbuf);
+            first_count = 0;
         }
     }
     free(counts);

@@ -28,45 +28,52 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # network latency per hop (s; a message between nodes crosses 2 hops + the backbone),
 # loopback bandwidth/latency (intra-socket messages), inter-socket bandwidth/latency
 # (socket form), memory copy rate per process (B/s), reduction rate per process (B/s of
-# operand), SMPI selector of the paper's MPI, forms to write.
+# operand), SMPI selector of the paper's MPI, forms to write; sw_o, sw_bw: the software
+# cost of one message on the sending and on the receiving process (smpi/os, smpi/ois,
+# smpi/or: sw_o seconds + bytes / sw_bw), the MPI library's per-message overhead and its
+# copies that the links alone do not show.
 PLATFORMS = {
     "hydra": dict(
+        sw_o=5e-07, sw_bw=8e+09,
         nodes=36, sockets=2, cores=16, lanes=2, lane_bw=12.5e9, lat=0.6e-6, bb_lat=0.0,
         lo_bw=6e9, lo_lat=0.25e-6, xs_bw=20e9, xs_lat=0.1e-6,
         copy_bw=10e9, reduce_bw=5e9, selector="ompi", forms=("aggregated", "socket"),
         source={
             "nodes, sockets, cores": "papers/004 Table 1 (Hydra: 36 x 2 x 16, Xeon Gold 6130)",
             "lanes, lane_bw": "papers/004 sec. 2: one OmniPath lane per socket; Intel OmniPath 100 Gbit/s = 12.5 GB/s per lane (vendor)",
-            "lat, lo_bw, lo_lat": "calibrated: see sim/README.md, table hydra",
+            "lat, lo_bw, lo_lat, sw_o, sw_bw": "calibrated: see sim/README.md, table hydra",
             "xs_bw, xs_lat": "Skylake UPI, 2 links x 10.4 GT/s ~ 20 GB/s one way (vendor)",
             "copy_bw, reduce_bw": "one Skylake core: memcpy ~10 GB/s, int sum ~5 GB/s of operand (estimate, not measured)",
             "selector": "papers/004 sec. 4: Open MPI 4.0.1 in the main text (mpich 3.3, Intel MPI 2018 in appendices B, C)",
         }),
     "vsc3": dict(
+        sw_o=7e-07, sw_bw=4e+09,
         nodes=100, sockets=2, cores=8, lanes=2, lane_bw=4e9, lat=0.7e-6, bb_lat=0.0,
         lo_bw=4e9, lo_lat=0.3e-6, xs_bw=16e9, xs_lat=0.15e-6,
         copy_bw=6e9, reduce_bw=3e9, selector="impi", forms=("aggregated",),
         source={
             "nodes, sockets, cores": "papers/004 Table 1 and sec. 4 (VSC-3: 16 per node, 100 of 2020 nodes used, 2 x 8 Xeon E5-2650v2)",
             "lanes, lane_bw": "papers/004 Table 1: dual-rail Intel QDR-80; QDR 4x = 32 Gbit/s data = 4 GB/s per rail (vendor)",
-            "lat, lo_bw, lo_lat": "calibrated: see sim/README.md, table vsc3",
+            "lat, lo_bw, lo_lat, sw_o, sw_bw": "calibrated: see sim/README.md, table vsc3",
             "xs_bw, xs_lat": "Ivy Bridge QPI 8 GT/s ~ 16 GB/s (vendor)",
             "copy_bw, reduce_bw": "one Ivy Bridge core: memcpy ~6 GB/s, int sum ~3 GB/s (estimate)",
             "selector": "papers/004 Table 1: Intel MPI 2018",
         }),
     "jupiter": dict(
+        sw_o=1e-06, sw_bw=2e+09,
         nodes=36, sockets=2, cores=8, lanes=1, lane_bw=4e9, lat=0.8e-6, bb_lat=0.0,
         lo_bw=3e9, lo_lat=0.4e-6, xs_bw=12e9, xs_lat=0.2e-6,
         copy_bw=4e9, reduce_bw=2e9, selector="mvapich2", forms=("aggregated",),
         source={
             "nodes, sockets, cores": "papers/004 appendix D (Jupiter: 36 x 2 x 8 Opteron 6134; the tables use 35 nodes)",
             "lanes, lane_bw": "papers/004 appendix D: single-lane Mellanox MT4036 QDR; 4 GB/s data rate (vendor)",
-            "lat, lo_bw, lo_lat": "calibrated: see sim/README.md, table jupiter",
+            "lat, lo_bw, lo_lat, sw_o, sw_bw": "calibrated: see sim/README.md, table jupiter",
             "xs_bw, xs_lat": "HyperTransport 3 ~12 GB/s (vendor)",
             "copy_bw, reduce_bw": "one Opteron 6134 core: memcpy ~4 GB/s, int sum ~2 GB/s (estimate)",
             "selector": "papers/004 appendix D: mvapich2 2.3.1",
         }),
     "beskow": dict(
+        sw_o=5e-07, sw_bw=6e+09,
         nodes=32, sockets=2, cores=16, lanes=1, lane_bw=10e9, lat=0.65e-6, bb_lat=0.0,
         lo_bw=6e9, lo_lat=0.25e-6, xs_bw=19e9, xs_lat=0.1e-6,
         copy_bw=8e9, reduce_bw=4e9, selector="impi", forms=("aggregated",),
@@ -79,6 +86,7 @@ PLATFORMS = {
             "selector": "papers/000: compared with Intel MPI's Allgatherv algorithms 1-4",
         }),
     "salomon": dict(
+        sw_o=6e-07, sw_bw=5e+09,
         nodes=64, sockets=2, cores=12, lanes=1, lane_bw=6.8e9, lat=0.55e-6, bb_lat=0.0,
         lo_bw=6e9, lo_lat=0.25e-6, xs_bw=19e9, xs_lat=0.1e-6,
         copy_bw=8e9, reduce_bw=4e9, selector="impi", forms=("aggregated",),
@@ -91,6 +99,7 @@ PLATFORMS = {
             "selector": "papers/001: Intel MPI 5.1.2, I_MPI_ADJUST_ALLREDUCE 1-11",
         }),
     "fdr96": dict(
+        sw_o=6e-07, sw_bw=5e+09,
         nodes=96, sockets=2, cores=12, lanes=1, lane_bw=6.8e9, lat=0.55e-6, bb_lat=0.0,
         lo_bw=6e9, lo_lat=0.25e-6, xs_bw=16e9, xs_lat=0.15e-6,
         copy_bw=6e9, reduce_bw=3e9, selector="impi", forms=("aggregated",),
@@ -103,6 +112,7 @@ PLATFORMS = {
             "selector": "papers/003: Intel MPI 4.1.3",
         }),
     "qdr36": dict(
+        sw_o=8e-07, sw_bw=3e+09,
         nodes=36, sockets=2, cores=6, lanes=1, lane_bw=4e9, lat=0.8e-6, bb_lat=0.0,
         lo_bw=4e9, lo_lat=0.3e-6, xs_bw=12.8e9, xs_lat=0.2e-6,
         copy_bw=5e9, reduce_bw=2.5e9, selector="mvapich2", forms=("aggregated",),
@@ -118,9 +128,20 @@ PLATFORMS = {
 
 # SMPI options every platform uses (notes/simgrid.md): no piecewise factors (the platform's
 # own latency and bandwidth are what was calibrated), reproducible time, cheap MPI_Test.
-SMPI_CFG = ("--cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1 "
-            "--cfg=smpi/simulate-computation:no --cfg=smpi/test:1e-8 "
-            "--cfg=smpi/grow-injected-times:no")
+def smpirun_cfg(p):
+    """The platform's own smpirun options (CONVOY_SMPIRUN_CFG of the env file; the run
+    wrapper tools/convoy-smpirun adds the options every simulation needs, SMPI_BASE_CFG)."""
+    ovh = "0:%g:%g" % (p["sw_o"], 1.0 / p["sw_bw"])
+    return "--cfg=smpi/os:%s --cfg=smpi/ois:%s --cfg=smpi/or:%s" % (ovh, ovh, ovh)
+
+
+# What tools/convoy-smpirun always passes (notes/simgrid.md): no piecewise factors (the
+# platform's own latency and bandwidth are what was calibrated), reproducible time, cheap
+# MPI_Test. sim/calibrate passes the same when it runs smpirun itself.
+SMPI_BASE_CFG = ("--cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1 "
+                 "--cfg=smpi/simulate-computation:no --cfg=smpi/test:1e-8 "
+                 "--cfg=smpi/grow-injected-times:no --cfg=smpi/privatization:1")
+
 
 HEADER = """<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
@@ -215,21 +236,23 @@ def env(name, p, form, base):
     ppn = p["sockets"] * p["cores"]
     hosts_per_node = p["sockets"] if form == "socket" else 1
     lines = [
-        "# Generated by sim/platforms/gen.py: companion of %s.xml (sourced by sim/run)." % base,
+        "# Generated by sim/platforms/gen.py: companion of %s.xml, sourced (set -a) by" % base,
+        "# tools/convoy-smpirun; the CONVOY_SIM_* sizes are read by sim/run and sim/calibrate.",
         "CONVOY_SIM_PLATFORM=%s.xml" % base,
         "CONVOY_SIM_HOSTFILE=%s.hosts" % base,
         "CONVOY_SIM_NODES=%d" % p["nodes"],
         "CONVOY_SIM_PPN=%d" % ppn,
         "CONVOY_SIM_HOSTS_PER_NODE=%d" % hosts_per_node,
-        "# Node of a host: the host name up to '-s<k>' (socket form), else the host itself.",
-        "CONVOY_SIM_NODE_SUFFIX=%s" % ("-s" if form == "socket" else ""),
+        "# Node of a host (Convoy's node hook): socket form <node>-s<k> -> <node>.",
+        "CONVOY_NODE_OF_HOST=%s" % ("'^(.*)-s[0-9]+$'" if form == "socket" else ""),
         "CONVOY_SIM_LANES=%d" % p["lanes"],
         "CONVOY_SIM_LANE_BW=%g" % p["lane_bw"],
         "CONVOY_SIM_LAT=%g" % (2 * p["lat"] + p["bb_lat"]),
         "CONVOY_SIM_COPY_BW=%g" % p["copy_bw"],
         "CONVOY_SIM_REDUCE_BW=%g" % p["reduce_bw"],
         "CONVOY_SIM_SELECTOR=%s" % p["selector"],
-        'CONVOY_SIM_SMPI_CFG="%s"' % SMPI_CFG,
+        "# Per-message software cost (sw_o s + bytes / sw_bw on sender and receiver).",
+        'CONVOY_SMPIRUN_CFG="%s"' % smpirun_cfg(p),
     ]
     return "\n".join(lines) + "\n"
 
