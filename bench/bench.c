@@ -41,7 +41,7 @@ static int resolve_algos(const bench_opts *o, const bench_coll *coll, char ***ou
             cand[nc++] = "native";
             int nreg = 0;
             for (int k = 0; convoy && k < convoy__nalgos && nc < 63; k++)
-                if (convoy__algos[k].coll == cc) {
+                if (convoy__algo_serves(&convoy__algos[k], cc)) {
                     cand[nc++] = convoy__algos[k].name;
                     nreg++;
                 }
@@ -114,7 +114,7 @@ static void list_algos(FILE *f)
         fprintf(f, "%s auto\n", coll->name);
         int cc = bench_coll_convoy(coll);
         for (int k = 0; k < convoy__nalgos; k++)
-            if (cc >= 0 && convoy__algos[k].coll == cc)
+            if (cc >= 0 && convoy__algo_serves(&convoy__algos[k], cc))
                 fprintf(f, "%s %s %s\n", coll->name, convoy__algos[k].name,
                         convoy__algos[k].params ? convoy__algos[k].params : "");
     }
@@ -263,7 +263,8 @@ static void collect_meta(bench_ctx *x, const convoy__topo *topo)
         snprintf(m->layout, sizeof m->layout, "%s (virtual nodes, CONVOY_PPN=%.20s)", shape,
                  m->convoy_ppn);
     else
-        snprintf(m->layout, sizeof m->layout, "%s (shared-memory nodes)", shape);
+        snprintf(m->layout, sizeof m->layout, "%s (shared-memory nodes%s)", shape,
+                 getenv("CONVOY_NODE_OF_HOST") ? ", CONVOY_NODE_OF_HOST" : "");
     /* Oversubscribed: more processes on some real host than it has online cores. The host
      * is the shared-memory communicator, not Convoy's (possibly virtual) node. */
     MPI_Comm host;
@@ -276,6 +277,9 @@ static void collect_meta(bench_ctx *x, const convoy__topo *topo)
     MPI_Allreduce(&leader, &m->hosts, 1, MPI_INT, MPI_SUM, x->comm);
     m->host_cores = sysconf(_SC_NPROCESSORS_ONLN);
     int over = m->host_cores > 0 && m->host_procs > m->host_cores;
+#ifdef CONVOY_SIMGRID
+    over = 0; /* simulated time: the hosts are the platform's, not this machine's cores */
+#endif
     MPI_Allreduce(&over, &m->oversubscribed, 1, MPI_INT, MPI_MAX, x->comm);
     time_t now = time(NULL);
     struct tm tm;

@@ -59,6 +59,8 @@ enum bench_cid {
     BC_SCAN,
     BC_EXSCAN,
     BC_REDUCE_LOCAL,
+    BC_GATHERV,
+    BC_SCATTERV,
     BC_N
 };
 
@@ -75,6 +77,10 @@ typedef int (*bench_bcast_fn)(void *, int, MPI_Datatype, int, MPI_Comm);
 /* Gather and Scatter */
 typedef int (*bench_rooted_fn)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int,
                                MPI_Comm);
+typedef int (*bench_gatherv_fn)(const void *, int, MPI_Datatype, void *, const int[], const int[],
+                                MPI_Datatype, int, MPI_Comm);
+typedef int (*bench_scatterv_fn)(const void *, const int[], const int[], MPI_Datatype, void *, int,
+                                 MPI_Datatype, int, MPI_Comm);
 /* Allgather and Alltoall */
 typedef int (*bench_a2a_fn)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
 typedef int (*bench_allgatherv_fn)(const void *, int, MPI_Datatype, void *, const int[],

@@ -181,7 +181,9 @@ static void result_at_root(bench_cell *c, int64_t n)
 
 /* --- Allgatherv ------------------------------------------------------------------------ */
 
-static int allgatherv_setup(bench_cell *c, char *why, int whylen)
+/* Counts of the distribution c->dist (base c->count) and packed displacements in
+ * c->rcounts / c->displs; *total = their sum. Returns 0, 1 (does not fit: why) or -1. */
+static int dist_setup(bench_cell *c, int64_t *total_out, char *why, int whylen)
 {
     int p = c->size;
     int64_t *counts = malloc((size_t)p * sizeof *counts);
@@ -209,6 +211,15 @@ static int allgatherv_setup(bench_cell *c, char *why, int whylen)
         total += counts[r];
     }
     free(counts);
+    *total_out = total;
+    return 0;
+}
+
+static int allgatherv_setup(bench_cell *c, char *why, int whylen)
+{
+    int64_t total;
+    int rc = dist_setup(c, &total, why, whylen);
+    if (rc) return rc;
     c->send_elems = c->rcounts[c->rank];
     c->recv_elems = total;
     c->bytes = total * c->tsize;
@@ -343,6 +354,46 @@ static int gather_run(bench_cell *c, bench_fn f)
                                 c->dtype, c->root, c->comm);
 }
 
+/* --- Gatherv, Scatterv (counts of a distribution, packed in rank order) ------------------- */
+
+static int gatherv_setup(bench_cell *c, char *why, int whylen)
+{
+    int64_t total;
+    int rc = dist_setup(c, &total, why, whylen);
+    if (rc) return rc;
+    c->send_elems = c->rcounts[c->rank];
+    c->recv_elems = total;
+    c->bytes = total * c->tsize;
+    if (bench_cell_alloc(c)) return -1;
+    fill_data(c, c->sendbuf, c->send_elems, c->rank);
+    return 0;
+}
+
+static int gatherv_run(bench_cell *c, bench_fn f)
+{
+    return ((bench_gatherv_fn)f)(c->sendbuf, c->rcounts[c->rank], c->dtype, c->recvbuf, c->rcounts,
+                                 c->displs, c->dtype, c->root, c->comm);
+}
+
+static int scatterv_setup(bench_cell *c, char *why, int whylen)
+{
+    int64_t total;
+    int rc = dist_setup(c, &total, why, whylen);
+    if (rc) return rc;
+    c->send_elems = total;
+    c->recv_elems = c->rcounts[c->rank];
+    c->bytes = total * c->tsize;
+    if (bench_cell_alloc(c)) return -1;
+    fill_data(c, c->sendbuf, total, c->rank);
+    return 0;
+}
+
+static int scatterv_run(bench_cell *c, bench_fn f)
+{
+    return ((bench_scatterv_fn)f)(c->sendbuf, c->rcounts, c->displs, c->dtype, c->recvbuf,
+                                  c->rcounts[c->rank], c->dtype, c->root, c->comm);
+}
+
 /* --- Allgather, Alltoall ------------------------------------------------------------------ */
 
 static int allgather_setup(bench_cell *c, char *why, int whylen)
@@ -459,17 +510,18 @@ const bench_coll bench_colls[] = {
     {"bcast", BC_BCAST, "bcast", ROOT, bcast_setup, bcast_prepare, bcast_run},
     {"scatter", BC_SCATTER, "scatter", ROOT, scatter_setup, no_prepare, scatter_run},
     {"gather", BC_GATHER, "gather", ROOT, gather_setup, gather_prepare, gather_run},
-    /* convoy_Allgather runs the Allgatherv algorithms (equal counts). */
-    {"allgather", BC_ALLGATHER, "allgatherv", IP, allgather_setup, allgather_prepare,
-     allgather_run},
+    /* convoy_Allgather has its own table (the Allgatherv algorithms and its own). */
+    {"allgather", BC_ALLGATHER, "allgather", IP, allgather_setup, allgather_prepare, allgather_run},
     {"alltoall", BC_ALLTOALL, "alltoall", 0, alltoall_setup, no_prepare, alltoall_run},
     {"reduce", BC_REDUCE, "reduce", R | ROOT | IP, allreduce_setup, reduce_prepare, reduce_run},
-    {"reduce_scatter_block", BC_REDUCE_SCATTER_BLOCK, "reduce_scatter", R | IP, rsb_setup,
+    {"reduce_scatter_block", BC_REDUCE_SCATTER_BLOCK, "reduce_scatter_block", R | IP, rsb_setup,
      rsb_prepare, rsb_run},
     {"scan", BC_SCAN, "scan", R | IP, allreduce_setup, allreduce_prepare, allreduce_run},
     {"exscan", BC_EXSCAN, "exscan", R | IP, exscan_setup, allreduce_prepare, allreduce_run},
     {"reduce_local", BC_REDUCE_LOCAL, NULL, R, reduce_local_setup, reduce_local_prepare,
      reduce_local_run},
+    {"gatherv", BC_GATHERV, "gatherv", V | ROOT, gatherv_setup, gather_prepare, gatherv_run},
+    {"scatterv", BC_SCATTERV, "scatterv", V | ROOT, scatterv_setup, no_prepare, scatterv_run},
 };
 const int bench_ncolls = (int)(sizeof bench_colls / sizeof bench_colls[0]);
 

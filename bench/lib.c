@@ -28,6 +28,8 @@ const bench_lib bench_native = {
         [BC_SCAN] = FN(PMPI_Scan),
         [BC_EXSCAN] = FN(PMPI_Exscan),
         [BC_REDUCE_LOCAL] = FN(PMPI_Reduce_local),
+        [BC_GATHERV] = FN(PMPI_Gatherv),
+        [BC_SCATTERV] = FN(PMPI_Scatterv),
     },
 };
 
@@ -39,6 +41,11 @@ const bench_lib bench_convoy = {
         [BC_BARRIER] = FN(convoy_Barrier),
         [BC_ALLGATHER] = FN(convoy_Allgather),
         [BC_REDUCE_SCATTER_BLOCK] = FN(convoy_Reduce_scatter_block),
+        [BC_BCAST] = FN(convoy_Bcast),
+        [BC_SCATTER] = FN(convoy_Scatter),
+        [BC_GATHER] = FN(convoy_Gather),
+        [BC_GATHERV] = FN(convoy_Gatherv),
+        [BC_SCATTERV] = FN(convoy_Scatterv),
     },
 };
 

@@ -13,6 +13,11 @@
 # unless MPIEXEC_EXECUTABLE is given, and a launcher of the other flavour is an error (the
 # ranks would all start as singletons).
 
+if(CONVOY_SIMGRID)
+  include(ConvoySimGrid) # SMPI instead of a real MPI library: defines MPI::MPI_C itself
+  return()
+endif()
+
 if(MPI_C_COMPILER AND NOT MPIEXEC_EXECUTABLE)
   get_filename_component(_convoy_cc_name "${MPI_C_COMPILER}" NAME)
   get_filename_component(_convoy_cc_dir "${MPI_C_COMPILER}" DIRECTORY)

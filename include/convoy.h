@@ -84,6 +84,53 @@ int convoy_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int rec
                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
                                convoy_request *request);
 
+/* Rooted collectives, as in MPI: the root's rank in the communicator; MPI_IN_PLACE as the
+ * root's send buffer (Gather, Gatherv: its block is already in place in recvbuf) or
+ * receive buffer (Scatter, Scatterv: its block stays in sendbuf), nowhere else. Arguments
+ * MPI declares significant only at the root are read only there. A blocking or persistent
+ * Gatherv/Scatterv sends the root's counts to all ranks first (one small broadcast), so
+ * that tree and topology-aware algorithms apply; a nonblocking one uses the linear
+ * algorithm or the MPI library's. */
+int convoy_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+int convoy_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                  convoy_request *request);
+int convoy_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                      MPI_Info info, convoy_request *request);
+int convoy_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int convoy_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                   convoy_request *request);
+int convoy_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                       convoy_request *request);
+int convoy_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                   MPI_Comm comm);
+int convoy_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                    MPI_Comm comm, convoy_request *request);
+int convoy_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                        MPI_Comm comm, MPI_Info info, convoy_request *request);
+int convoy_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int convoy_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                    convoy_request *request);
+int convoy_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                        MPI_Info info, convoy_request *request);
+int convoy_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                    MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                    int root, MPI_Comm comm);
+int convoy_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                     MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                     int root, MPI_Comm comm, convoy_request *request);
+int convoy_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[],
+                         MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                         int root, MPI_Comm comm, MPI_Info info, convoy_request *request);
+
 /* Starts an inactive persistent request. */
 int convoy_start(convoy_request *request);
 /* *flag = 1 if the operation completed; a nonblocking request is then freed and set to

@@ -1,5 +1,6 @@
-/* convoy_Allgatherv, convoy_Allgather and their nonblocking and persistent forms: one
- * collective (Allgather is Allgatherv with equal counts; the algorithms see the counts). */
+/* convoy_Allgatherv, convoy_Allgather and their nonblocking and persistent forms. The
+ * builders are shared (Allgather gives them equal counts); each has its own algorithm table
+ * (CONVOY_COLL_ALLGATHER lists the allgatherv algorithms too) and CONVOY_<COLL>_ALGO. */
 #include "api/internal.h"
 
 #include <stdlib.h>
@@ -22,10 +23,8 @@ static const char *const agree_names[] = {"~the receive counts (bytes per rank)"
 static int plan(convoy_request r)
 {
     const int size = r->cs->topo.size, rank = r->cs->topo.rank;
-    convoy__args a = {.coll = CONVOY_COLL_ALLGATHERV,
-                      .topo = &r->cs->topo,
-                      .count = r->count,
-                      .inplace = r->inplace};
+    convoy__args a = {
+        .coll = r->coll, .topo = &r->cs->topo, .count = r->count, .inplace = r->inplace};
     int rc;
     if ((rc = convoy__describe_type(r->stype, &a.stype)) ||
         (rc = convoy__describe_type(r->rtype, &a.rtype)))
@@ -79,7 +78,7 @@ static int setup(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     convoy_request r;
     if ((rc = convoy__req_new(regular ? "Allgather" : "Allgatherv", comm, &r))) return rc;
     r->regular = regular;
-    r->coll = CONVOY_COLL_ALLGATHERV;
+    r->coll = regular ? CONVOY_COLL_ALLGATHER : CONVOY_COLL_ALLGATHERV;
     r->plan = plan;
     r->native_start = native_start;
     r->persistent = mode == CONVOY_PERSISTENT;

@@ -6,6 +6,7 @@
  * function-static variables: two communicators never share a decomposition.
  */
 #include "api/internal.h"
+#include "platform/platform.h"
 #include "shm/shm.h"
 #include "topo/topo_mpi.h"
 
@@ -261,12 +262,8 @@ int convoy__cstate_get(MPI_Comm comm, int blocking, convoy__cstate **out, int *f
     if ((rc = PMPI_Comm_get_attr(comm, comm_keyval, &attr, &found))) return rc;
     convoy__cstate *cs = found ? attr : NULL;
     if (!cs && !blocking) {
-        /* MPI_Comm_idup allocates a context id nonblockingly, which both Open MPI 4.1 and
-         * MPICH get wrong when threads do it at the same time (even on different
-         * communicators): under MPI_THREAD_MULTIPLE, leave the setup to a blocking call. */
-        int level;
-        if ((rc = PMPI_Query_thread(&level))) return rc;
-        if (level == MPI_THREAD_MULTIPLE) return 0;
+        /* No MPI_Comm_idup (SMPI) or not a safe one (THREAD_MULTIPLE): see platform.c. */
+        if (!convoy__plat_nonblocking_setup()) return 0;
     }
     if (!cs) {
         if ((rc = state_new(comm, blocking, &cs))) return rc;
@@ -341,6 +338,8 @@ static void make_key(keybuf *k, const convoy__algo *al, const convoy__args *a)
     put(k, &al, sizeof al);
     put(k, &a->coll, sizeof a->coll);
     put(k, &a->count, sizeof a->count);
+    put(k, &a->root, sizeof a->root);
+    put(k, &a->counts_local, sizeof a->counts_local);
     put(k, &a->stype, sizeof a->stype);
     put(k, &a->rtype, sizeof a->rtype);
     put(k, &a->inplace, sizeof a->inplace);

@@ -20,6 +20,7 @@
  * single values per call (src/api/config.c), CONVOY_REPRODUCIBLE=1 ignores measured ones.
  */
 #include "api/internal.h"
+#include "platform/platform.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +98,8 @@ static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
         for (int i = 0; i < PROBE_REPS && !rc; i++) {
             double s = PMPI_Wtime();
             rc = PMPI_Reduce_local(x, x + REDUCE_DOUBLES, REDUCE_DOUBLES, MPI_DOUBLE, MPI_SUM);
+            convoy__plat_charge_reduce(REDUCE_DOUBLES,
+                                       MPI_DOUBLE); /* simulated: the platform's rate */
             double t = PMPI_Wtime() - s;
             if (t < g) g = t;
         }
@@ -146,7 +149,7 @@ int convoy__machine_agree(convoy__cstate *cs)
         cs->machine_how = "measured earlier";
     }
     if (v[0] == 1) {
-        cs->machine = (convoy__machine){v[1], v[2], v[3]};
+        cs->machine = (convoy__machine){.alpha = v[1], .beta = v[2], .gamma = v[3]};
         cache_put(&cs->machine);
     }
     return MPI_SUCCESS;
@@ -157,7 +160,7 @@ void convoy__machine_from_keys(convoy__cstate *cs, const double v[4])
     convoy__machine_builtin(&cs->machine);
     cs->machine_how = "built-in";
     if (v[0] == 1) {
-        cs->machine = (convoy__machine){v[1], v[2], v[3]};
+        cs->machine = (convoy__machine){.alpha = v[1], .beta = v[2], .gamma = v[3]};
         cs->machine_how = "measured earlier";
     }
 }

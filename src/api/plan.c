@@ -66,7 +66,7 @@ int convoy__plan(convoy_request r, convoy__args *a)
                 al ? al->name : "native");
         for (int i = 0; i < convoy__nalgos; i++) {
             const convoy__algo *c = &convoy__algos[i];
-            if (c->coll == a->coll && c->cost && (!c->applicable || c->applicable(a)))
+            if (convoy__algo_serves(c, a->coll) && c->cost && (!c->applicable || c->applicable(a)))
                 fprintf(stderr, " [%s %.1f us]", c->name, 1e6 * c->cost(a, &m));
         }
         fprintf(stderr, "\n");

@@ -1,8 +1,9 @@
 /*
  * convoy_Reduce_scatter_block, convoy_Reduce_scatter and their nonblocking and persistent
- * forms. Both are one collective (CONVOY_COLL_REDUCE_SCATTER): the builders see the
- * per-rank counts (equal for the block form), their offsets in the vector and the whole
- * vector's length (coll/coll.h).
+ * forms. The builders are shared: they see the per-rank counts (equal for the block form),
+ * their offsets in the vector and the whole vector's length (coll/coll.h); the block form
+ * has its own table (CONVOY_COLL_REDUCE_SCATTER_BLOCK, listing the general form's
+ * algorithms too) and CONVOY_REDUCE_SCATTER_BLOCK_ALGO.
  */
 #include "api/internal.h"
 
@@ -32,7 +33,7 @@ static int plan(convoy_request r)
     const int size = r->cs->topo.size;
     int commute, rc;
     if ((rc = PMPI_Op_commutative(r->op, &commute))) return rc;
-    convoy__args a = {.coll = CONVOY_COLL_REDUCE_SCATTER,
+    convoy__args a = {.coll = r->coll,
                       .topo = &r->cs->topo,
                       .inplace = r->inplace,
                       .commutative = commute,
@@ -90,7 +91,7 @@ static int setup(const char *what, const void *sendbuf, void *recvbuf, int recvc
 
     convoy_request r;
     if ((rc = convoy__req_new(what, comm, &r))) return rc;
-    r->coll = CONVOY_COLL_REDUCE_SCATTER;
+    r->coll = recvcounts ? CONVOY_COLL_REDUCE_SCATTER : CONVOY_COLL_REDUCE_SCATTER_BLOCK;
     r->plan = plan;
     r->native_start = native_start;
     r->persistent = mode == CONVOY_PERSISTENT;

@@ -4,6 +4,7 @@
  * run by the executor) or the native path (the MPI library's nonblocking collective).
  */
 #include "api/internal.h"
+#include "platform/platform.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -280,6 +281,28 @@ static void watchdog(convoy_request r)
             r->what, r->algo ? r->algo->name : "native", now - r->t_start, what);
 }
 
+/* Where waits must block to be cheap (simulation: platform.h), waits inside MPI for r's
+ * next message when nothing else can happen first: r is the only unfinished request and
+ * its schedule waits for messages only. Returns 1 if it waited (or failed: the error is
+ * then the executor's). The native path polls (SMPI's MPI_Test of a null request leaves
+ * its flag unset, so a request completed elsewhere cannot be tested again). */
+static int block_for_message(convoy_request r)
+{
+    void **slots[CONVOY_WAIT_ANY_MAX];
+    int n = -1, rc = 0;
+    if (!convoy__plat_blocking_waits() || pthread_mutex_trylock(&active_lock)) return 0;
+    int alone = active_head == r && !r->next;
+    pthread_mutex_unlock(&active_lock);
+    if (!alone || pthread_mutex_trylock(&r->lock)) return 0;
+    if (r->running && !r->finished && r->agree_req == MPI_REQUEST_NULL && !r->x.err) {
+        n = convoy__exec_msg_waits(&r->x, slots, CONVOY_WAIT_ANY_MAX);
+        if (n > 0) rc = r->x.t->wait_any(r->x.t->ctx, slots, n);
+    }
+    if (rc && !r->x.err) r->x.err = rc; /* reported by the next progress */
+    pthread_mutex_unlock(&r->lock);
+    return n > 0;
+}
+
 static int wait_until(convoy_request r, double deadline, int *done)
 {
     unsigned iter = 0;
@@ -289,6 +312,7 @@ static int wait_until(convoy_request r, double deadline, int *done)
         progress_others(r);
         if (deadline >= 0 && PMPI_Wtime() >= deadline) return 0;
         watchdog(r);
+        if (deadline < 0 && block_for_message(r)) continue;
         convoy__backoff(&iter);
     }
 }

@@ -5,6 +5,7 @@
  * result.
  */
 #include "check/check_int.h"
+#include "coll/lane.h"
 #include "util/splitmix.h"
 #include "check/dist.h"
 
@@ -262,6 +263,14 @@ static const char *buf_name(int b)
     return b >= 0 && b < CONVOY_NBUF ? n[b] : "?";
 }
 
+static int64_t buf_size(const vctx *v, const convoy__schedule *s, int buf)
+{
+    return buf == CONVOY_BUF_SEND   ? v->sbytes
+           : buf == CONVOY_BUF_RECV ? v->rbytes
+           : buf == CONVOY_BUF_TMP  ? s->tmp_bytes
+                                    : v->shm_bytes;
+}
+
 static int check_region(const vctx *v, const convoy__schedule *s, const convoy__region *g,
                         char *why, size_t len)
 {
@@ -272,10 +281,7 @@ static int check_region(const vctx *v, const convoy__schedule *s, const convoy__
     }
     if (g->count == 0) return 0;
     int64_t bytes = g->count * v->tsb[g->tslot];
-    int64_t size = g->buf == CONVOY_BUF_SEND   ? v->sbytes
-                   : g->buf == CONVOY_BUF_RECV ? v->rbytes
-                   : g->buf == CONVOY_BUF_TMP  ? s->tmp_bytes
-                                               : v->shm_bytes;
+    int64_t size = buf_size(v, s, g->buf);
     if (g->buf == CONVOY_BUF_SEND && v->inplace) {
         snprintf(why, len, "uses the send buffer although it is MPI_IN_PLACE");
         return 1;
@@ -288,9 +294,13 @@ static int check_region(const vctx *v, const convoy__schedule *s, const convoy__
     return 0;
 }
 
-static int comm_size(const convoy__topo *t, int comm)
+/* Size of communicator comm as seen from schedule s (a mapped child: its group). */
+static int comm_size(const convoy__topo *t, const convoy__schedule *s, int comm)
 {
-    return comm == CONVOY_COMM_NODE ? t->ppn : comm == CONVOY_COMM_LANE ? t->lane_size : t->size;
+    return comm == CONVOY_COMM_NODE   ? t->ppn
+           : comm == CONVOY_COMM_LANE ? t->lane_size
+           : comm == CONVOY_COMM_MAP  ? s->nmap
+                                      : t->size;
 }
 
 /* Checks what can be known without running: kinds, peers, tags, flags, regions in
@@ -314,9 +324,9 @@ static int validate(const vctx *v, const convoy__schedule *s, int comm, const ch
             const convoy__region *g = st->kind == CONVOY_STEP_SEND ? &st->src : &st->dst;
             if (st->comm > CONVOY_COMM_LANE)
                 snprintf(r, sizeof r, "unknown communicator %d", st->comm);
-            else if (st->peer < 0 || st->peer >= comm_size(v->t, pc))
+            else if (st->peer < 0 || st->peer >= comm_size(v->t, s, pc))
                 snprintf(r, sizeof r, "peer %d outside the communicator of %d", st->peer,
-                         comm_size(v->t, pc));
+                         comm_size(v->t, s, pc));
             else if (st->tag < 0 || st->tag >= CONVOY_STEP_TAGS)
                 snprintf(r, sizeof r, "tag %d outside 0..%d", st->tag, CONVOY_STEP_TAGS - 1);
             else
@@ -341,11 +351,26 @@ static int validate(const vctx *v, const convoy__schedule *s, int comm, const ch
         } else if (st->kind == CONVOY_STEP_NESTED) {
             if (st->child < 0 || st->child >= s->nchildren || !s->children[st->child])
                 snprintf(r, sizeof r, "child %d of %d", st->child, s->nchildren);
-            else if (st->comm != CONVOY_COMM_NODE && st->comm != CONVOY_COMM_LANE)
+            else if (st->comm != CONVOY_COMM_NODE && st->comm != CONVOY_COMM_LANE &&
+                     st->comm != CONVOY_COMM_MAP)
                 snprintf(r, sizeof r, "nested schedule on communicator %d", st->comm);
             else {
+                /* The child's buffers start where the step rebased them; a mapped child's
+                 * group must be ranks of this schedule's communicator. */
+                const convoy__schedule *c = s->children[st->child];
+                vctx cv = *v;
+                cv.sbytes = buf_size(v, s, st->src.buf) - st->src.off;
+                cv.rbytes = buf_size(v, s, st->dst.buf) - st->dst.off;
+                cv.inplace = st->src.buf == CONVOY_BUF_SEND && v->inplace;
+                for (int k = 0; st->comm == CONVOY_COMM_MAP && k < c->nmap && !r[0]; k++)
+                    if (c->map[k] < 0 || c->map[k] >= comm_size(v->t, s, comm))
+                        snprintf(r, sizeof r, "group member %d is rank %d outside 0..%d", k,
+                                 c->map[k], comm_size(v->t, s, comm) - 1);
+                if (st->src.buf >= CONVOY_NBUF || st->dst.buf >= CONVOY_NBUF || cv.sbytes < 0 ||
+                    cv.rbytes < 0)
+                    snprintf(r, sizeof r, "child buffers rebased outside the parent's buffers");
                 snprintf(w2, sizeof w2, "%snested schedule of step %d, ", where, i);
-                if (validate(v, s->children[st->child], st->comm, w2, why, len)) return 1;
+                if (!r[0] && validate(&cv, c, st->comm, w2, why, len)) return 1;
             }
         }
         if (r[0]) {
@@ -360,10 +385,12 @@ static int validate(const vctx *v, const convoy__schedule *s, int comm, const ch
 
 typedef struct casedata {
     int P, coll, inplace;
-    int64_t cb;                /* cell bytes */
-    int64_t *rcounts, *displs; /* allgatherv */
-    int64_t rcells;            /* allgatherv: receive buffer cells */
-    int64_t n;                 /* allreduce elements; reduce_scatter: the whole vector */
+    int root;                   /* rooted collectives */
+    int64_t cb;                 /* cell bytes */
+    int64_t *rcounts, *displs;  /* allgatherv; gather(v), scatter(v): the root's vector */
+    int64_t rcells;             /* allgatherv: receive buffer cells; rooted: the root's vector */
+    int64_t *bcounts, *bdispls; /* rooted, off the root: block bytes and packed offsets */
+    int64_t n;                  /* allreduce elements; reduce_scatter: the whole vector */
     ar_ctx ar;
 } casedata;
 
@@ -379,8 +406,105 @@ static int64_t rs_rcells(const casedata *d, int rank)
     return d->inplace ? d->n : d->rcounts[rank];
 }
 
+/* Gather(v), Scatter(v) (vector collectives with a root) and Bcast. */
+static int is_gs(const casedata *d)
+{
+    return d->coll == CONVOY_COLL_GATHER || d->coll == CONVOY_COLL_GATHERV ||
+           d->coll == CONVOY_COLL_SCATTER || d->coll == CONVOY_COLL_SCATTERV;
+}
+
+static int is_gather(const casedata *d)
+{
+    return d->coll == CONVOY_COLL_GATHER || d->coll == CONVOY_COLL_GATHERV;
+}
+
+/* Cells of a rank's send and receive buffers. */
+static int64_t rank_scells(const casedata *d, int i)
+{
+    if (d->coll == CONVOY_COLL_ALLGATHERV) return d->rcounts[i];
+    if (d->coll == CONVOY_COLL_BCAST) return 0;
+    if (is_gs(d)) {
+        if (is_gather(d)) return d->inplace && i == d->root ? 0 : d->rcounts[i];
+        return i == d->root ? d->rcells : 0;
+    }
+    return d->n;
+}
+
+static int64_t rank_rcells(const casedata *d, int i)
+{
+    if (d->coll == CONVOY_COLL_ALLGATHERV) return d->rcells;
+    if (is_rs(d)) return rs_rcells(d, i);
+    if (is_gs(d)) {
+        if (is_gather(d)) return i == d->root ? d->rcells : 0;
+        return d->inplace && i == d->root ? 0 : d->rcounts[i];
+    }
+    return d->n;
+}
+
+/* The root's vector: poison, with rank i's cells at displs[i]. */
+static void vector_image(const casedata *d, int op, unsigned char *img)
+{
+    memset(img, CHK_POISON, (size_t)(d->rcells * d->cb));
+    for (int i = 0; i < d->P; i++)
+        for (int64_t k = 0; k < d->rcounts[i]; k++) {
+            uint64_t v = ag_cell(op, i, k);
+            memcpy(img + (d->displs[i] + k) * d->cb, &v, sizeof v);
+        }
+}
+
+/* Rooted collectives: the input buffers, and what rank i's receive buffer must hold. */
+static void rooted_fill(const casedata *d, int op, int rank, unsigned char *sb, unsigned char *rb)
+{
+    memset(rb, CHK_POISON, (size_t)(rank_rcells(d, rank) * d->cb));
+    memset(sb, CHK_POISON, (size_t)(rank_scells(d, rank) * d->cb));
+    if (d->coll == CONVOY_COLL_BCAST) {
+        for (int64_t k = 0; rank == d->root && k < d->n; k++) {
+            uint64_t v = ag_cell(op, d->root, k);
+            memcpy(rb + k * d->cb, &v, sizeof v);
+        }
+    } else if (!is_gather(d)) {
+        if (rank == d->root) vector_image(d, op, sb);
+    } else if (rank == d->root && d->inplace) {
+        for (int64_t k = 0; k < d->rcounts[rank]; k++) {
+            uint64_t v = ag_cell(op, rank, k);
+            memcpy(rb + (d->displs[rank] + k) * d->cb, &v, sizeof v);
+        }
+    } else {
+        for (int64_t k = 0; k < d->rcounts[rank]; k++) {
+            uint64_t v = ag_cell(op, rank, k);
+            memcpy(sb + k * d->cb, &v, sizeof v);
+        }
+    }
+}
+
+static void rooted_expect(const casedata *d, int op, int rank, unsigned char *img)
+{
+    if (d->coll == CONVOY_COLL_BCAST) {
+        for (int64_t k = 0; k < d->n; k++) {
+            uint64_t v = ag_cell(op, d->root, k);
+            memcpy(img + k * d->cb, &v, sizeof v);
+        }
+    } else if (is_gather(d)) {
+        if (rank == d->root) vector_image(d, op, img);
+    } else {
+        for (int64_t k = 0; k < rank_rcells(d, rank); k++) {
+            uint64_t v = ag_cell(op, rank, k);
+            memcpy(img + k * d->cb, &v, sizeof v);
+        }
+    }
+}
+
+static int is_rooted(const casedata *d)
+{
+    return d->coll == CONVOY_COLL_BCAST || is_gs(d);
+}
+
 static int fill_buffers(const casedata *d, int op, int rank, unsigned char *sb, unsigned char *rb)
 {
+    if (is_rooted(d)) {
+        rooted_fill(d, op, rank, sb, rb);
+        return 0;
+    }
     if (d->coll == CONVOY_COLL_ALLGATHERV) {
         memset(rb, CHK_POISON, (size_t)(d->rcells * d->cb));
         for (int64_t k = 0; k < d->rcounts[rank]; k++) {
@@ -406,6 +530,31 @@ static int fill_buffers(const casedata *d, int op, int rank, unsigned char *sb, 
 static int verify(const casedata *d, int op, int rank, const unsigned char *rb, char *why,
                   size_t len)
 {
+    if (is_rooted(d)) {
+        /* The first cell that differs from the expected image, described. */
+        const int64_t n = rank_rcells(d, rank);
+        unsigned char *img = malloc((size_t)(n * d->cb) + 1);
+        if (!img) {
+            snprintf(why, len, "checker out of memory");
+            return 1;
+        }
+        rooted_expect(d, op, rank, img);
+        int bad = 0;
+        for (int64_t x = 0; x < n && !bad; x++) {
+            if (!memcmp(rb + x * d->cb, img + x * d->cb, (size_t)d->cb)) continue;
+            uint64_t got, want;
+            char g[128], w[128];
+            memcpy(&got, rb + x * d->cb, sizeof got);
+            memcpy(&want, img + x * d->cb, sizeof want);
+            ag_describe(got, d->P, op, g, sizeof g);
+            ag_describe(want, d->P, op, w, sizeof w);
+            snprintf(why, len, "rank %d (root %d): receive element %lld holds %s instead of %s",
+                     rank, d->root, (long long)x, g, w);
+            bad = 1;
+        }
+        free(img);
+        return bad;
+    }
     if (d->coll == CONVOY_COLL_ALLGATHERV) {
         /* Which block and index each receive cell belongs to. */
         for (int i = 0; i < d->P; i++) {
@@ -547,8 +696,10 @@ static void collect_stats(const chk_world *w, int ops, convoy__check_stats *st)
         }
         if (w->reduce) st->ranks_not_reducing += r->reduces == 0;
     }
+    st->node_out_min = INT64_MAX;
     for (int n = 0; node_out && node_in && n < w->nnodes; n++) {
         if (node_out[n] > st->node_out_max) st->node_out_max = node_out[n];
+        if (node_out[n] < st->node_out_min) st->node_out_min = node_out[n];
         if (node_in[n] > st->node_in_max) st->node_in_max = node_in[n];
     }
     st->lane_min = INT64_MAX;
@@ -557,6 +708,7 @@ static void collect_stats(const chk_world *w, int ops, convoy__check_stats *st)
         if (lane[j] < st->lane_min) st->lane_min = lane[j];
     }
     if (st->lane_min == INT64_MAX) st->lane_min = 0;
+    if (st->node_out_min == INT64_MAX) st->node_out_min = 0;
     if (st->rank_inter_min == INT64_MAX) st->rank_inter_min = 0;
     free(node_out);
     free(node_in);
@@ -579,7 +731,9 @@ static int run_mode(const convoy__check_case *c, const casedata *d, const convoy
     w.mode = mode;
     w.smp_check = c->smp_check || chk_claims_smp(c->algo);
     w.ports = ports;
-    w.inplace = d->inplace;
+    /* Rooted collectives: in place is the root's alone, and its absent buffer is one of
+     * size 0 (rank_scells, rank_rcells), so any access to it is out of bounds. */
+    w.inplace = d->inplace && !is_rooted(d);
     w.topo = full;
     w.sched = (const convoy__schedule *const *)scheds;
     w.epoch0 = (c->seed * 5) & 0xffff;
@@ -600,11 +754,8 @@ static int run_mode(const convoy__check_case *c, const casedata *d, const convoy
     for (int op = 0; op < ops; op++) {
         for (int i = 0; i < P; i++) {
             size_t k = (size_t)op * P + i;
-            int64_t scells = d->coll == CONVOY_COLL_ALLGATHERV ? d->rcounts[i] : d->n;
-            int64_t rcells = d->coll == CONVOY_COLL_ALLGATHERV ? d->rcells : d->n;
-            if (is_rs(d)) rcells = rs_rcells(d, i);
-            w.sbytes[k] = scells * d->cb;
-            w.rbytes[k] = rcells * d->cb;
+            w.sbytes[k] = rank_scells(d, i) * d->cb;
+            w.rbytes[k] = rank_rcells(d, i) * d->cb;
             /* One byte more than needed: malloc(0) may give NULL, and NULL means "no
              * buffer" to the bounds checks. */
             w.sbuf[k] = malloc((size_t)w.sbytes[k] + 1);
@@ -623,22 +774,25 @@ static int run_mode(const convoy__check_case *c, const casedata *d, const convoy
     for (int op = 0; op < ops && !w.failed; op++) {
         /* Every rank must end with the same image of its receive buffer: compare whole
          * buffers, and look for the first wrong element only in one that differs. */
-        const int64_t rb = is_rs(d) ? d->n * d->cb : w.rbytes[(size_t)op * P];
+        const int64_t rb = is_rs(d) ? d->n * d->cb : is_rooted(d) ? 0 : w.rbytes[(size_t)op * P];
         unsigned char *expect = malloc((size_t)rb + 1);
         if (!expect) {
             rc = CONVOY_ERR_NO_MEM;
             goto cleanup;
         }
-        expected_image(d, op, expect);
+        if (!is_rooted(d)) expected_image(d, op, expect);
         for (int i = 0; i < P && !w.failed; i++) {
             char why[1024];
             const unsigned char *got = w.rbuf[(size_t)op * P + i];
-            /* Reduce_scatter: rank i's block of the reduced vector, at the buffer's start. */
-            if (is_rs(d) ? memcmp(got, expect + d->displs[i] * d->cb,
-                                  (size_t)(d->rcounts[i] * d->cb)) == 0
-                         : memcmp(got, expect, (size_t)rb) == 0)
+            /* Reduce_scatter: rank i's block of the reduced vector, at the buffer's start.
+             * Rooted collectives: each rank's own image (verify compares it). */
+            if (is_rooted(d)) {
+                if (!verify(d, op, i, got, why, sizeof why)) continue;
+            } else if (is_rs(d) ? memcmp(got, expect + d->displs[i] * d->cb,
+                                         (size_t)(d->rcounts[i] * d->cb)) == 0
+                                : memcmp(got, expect, (size_t)rb) == 0) {
                 continue;
-            if (!verify(d, op, i, got, why, sizeof why))
+            } else if (!verify(d, op, i, got, why, sizeof why))
                 snprintf(why, sizeof why,
                          "rank %d: the receive buffer differs from the expected "
                          "result",
@@ -699,17 +853,18 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
     memset(res, 0, sizeof *res);
     res->status = CONVOY_CHECK_PASS;
     const int P = c->procs;
-    if (P < 1 || !c->algo || !c->algo->build || c->ppn < 1 ||
-        (c->coll != CONVOY_COLL_ALLGATHERV && c->coll != CONVOY_COLL_ALLREDUCE &&
-         c->coll != CONVOY_COLL_BARRIER && c->coll != CONVOY_COLL_REDUCE_SCATTER) ||
-        (c->coll == CONVOY_COLL_ALLREDUCE && c->count < 0))
+    /* Allgather and Reduce_scatter_block are their v-forms' cases with equal counts. */
+    const int coll = convoy__coll_base(c->coll);
+    if (P < 1 || !c->algo || !c->algo->build || c->ppn < 1 || c->coll < 0 ||
+        c->coll >= CONVOY_NCOLL || c->count < 0 || c->root < 0 || c->root >= P)
         return CONVOY_ERR_ARG;
     int rc = 0;
     casedata d;
     memset(&d, 0, sizeof d);
     d.P = P;
-    d.coll = c->coll;
+    d.coll = coll;
     d.inplace = c->inplace;
+    d.root = c->root;
     convoy__topo full;
     memset(&full, 0, sizeof full);
     int64_t *ids = malloc((size_t)P * sizeof *ids);
@@ -729,17 +884,39 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         goto cleanup;
     }
 
-    if (c->coll == CONVOY_COLL_ALLGATHERV) {
+    if (coll == CONVOY_COLL_ALLGATHERV || is_gs(&d)) {
+        /* Rooted: the root's vector like an allgatherv's receive buffer (gaps, shuffled
+         * blocks); Gather and Scatter with c->count per rank. */
         d.cb = 8;
         d.rcounts = malloc((size_t)P * sizeof *d.rcounts);
         d.displs = malloc((size_t)P * sizeof *d.displs);
-        if (!d.rcounts || !d.displs) {
+        d.bcounts = malloc((size_t)P * sizeof *d.bcounts);
+        d.bdispls = malloc((size_t)P * sizeof *d.bdispls);
+        if (!d.rcounts || !d.displs || !d.bcounts || !d.bdispls) {
             rc = CONVOY_ERR_NO_MEM;
             goto cleanup;
         }
-        if ((rc = convoy__dist_counts(c->counts, P, c->base, c->seed, d.rcounts))) goto cleanup;
-        make_displs(&d, c->seed);
-    } else if (c->coll == CONVOY_COLL_REDUCE_SCATTER) {
+        if (c->coll == CONVOY_COLL_GATHER || c->coll == CONVOY_COLL_SCATTER)
+            for (int i = 0; i < P; i++)
+                d.rcounts[i] = c->count;
+        else if ((rc = convoy__dist_counts(c->counts, P, c->base, c->seed, d.rcounts)))
+            goto cleanup;
+        if (c->coll == CONVOY_COLL_ALLGATHER) {
+            /* MPI_Allgather's blocks are packed in rank order. */
+            for (int i = 0; i < P; i++)
+                d.displs[i] = i * d.rcounts[i];
+            d.rcells = P * c->base;
+        } else {
+            make_displs(&d, c->seed);
+        }
+        for (int i = 0, pos = 0; i < P; pos += (int)(d.rcounts[i++] * d.cb)) {
+            d.bcounts[i] = d.rcounts[i] * d.cb;
+            d.bdispls[i] = pos;
+        }
+    } else if (coll == CONVOY_COLL_BCAST) {
+        d.cb = 8;
+        d.n = c->count;
+    } else if (coll == CONVOY_COLL_REDUCE_SCATTER) {
         /* Blocks from the distribution, packed in rank order (MPI has no displacements). */
         d.rcounts = malloc((size_t)P * sizeof *d.rcounts);
         d.displs = malloc((size_t)P * sizeof *d.displs);
@@ -754,9 +931,9 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         }
     } else {
         /* A barrier is an allreduce of nothing: empty buffers, only causality to check. */
-        d.n = c->coll == CONVOY_COLL_BARRIER ? 0 : c->count;
+        d.n = coll == CONVOY_COLL_BARRIER ? 0 : c->count;
     }
-    if (c->coll != CONVOY_COLL_ALLGATHERV) {
+    if (coll != CONVOY_COLL_ALLGATHERV && !is_rooted(&d)) {
         d.ar.P = P;
         d.ar.W = (P + 63) / 64;
         d.ar.cb = 8 * (int64_t)(d.ar.W + 1);
@@ -774,24 +951,34 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         goto cleanup;
     }
 
-    const convoy__dtype cell = {d.cb, d.cb, 0, d.cb};
+    const convoy__dtype cell = {d.cb, d.cb, 0, d.cb}, byte = {1, 1, 0, 1};
     int napp = 0;
     for (int i = 0; i < P; i++) {
         convoy__args *a = &args[i];
         a->coll = c->coll;
         a->topo = &views[i];
-        a->count = c->coll == CONVOY_COLL_ALLGATHERV ? d.rcounts[i] : d.n;
+        a->count = coll == CONVOY_COLL_ALLGATHERV ? d.rcounts[i] : d.n;
         a->rcounts = d.rcounts;
         a->displs = d.displs;
         a->stype = a->rtype = cell;
-        a->inplace = c->inplace;
-        a->commutative = c->coll != CONVOY_COLL_ALLGATHERV ? c->commutative || c->idempotent : 1;
-        a->idempotent = c->coll == CONVOY_COLL_ALLREDUCE && c->idempotent;
+        a->root = c->root;
+        if (is_gs(&d)) {
+            /* The root's own count (none in place); off the root, the vector is bytes. */
+            a->count = c->inplace && i == c->root ? 0 : d.rcounts[i];
+            if (i != c->root) {
+                a->rcounts = d.bcounts;
+                a->displs = d.bdispls;
+                *(is_gather(&d) ? &a->rtype : &a->stype) = byte;
+            }
+        }
+        a->inplace = c->inplace && (!is_rooted(&d) || i == c->root);
+        a->commutative = coll != CONVOY_COLL_ALLGATHERV ? c->commutative || c->idempotent : 1;
+        a->idempotent = coll == CONVOY_COLL_ALLREDUCE && c->idempotent;
         a->shm_bytes = c->shm_bytes;
         a->machine = c->machine;
         a->nparams = c->nparams;
         memcpy(a->params, c->params, sizeof a->params);
-        int app = c->coll == CONVOY_COLL_ALLGATHERV || c->commutative || c->idempotent ||
+        int app = coll == CONVOY_COLL_ALLGATHERV || c->commutative || c->idempotent ||
                   (c->algo->props & CONVOY_ALGO_NONCOMMUTATIVE);
         if (app && c->algo->applicable) app = c->algo->applicable(a) != 0;
         napp += app;
@@ -844,14 +1031,10 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
             if (b > seg) seg = b;
         }
         const int64_t tsb[CONVOY_NTSLOT] = {d.cb, d.cb, 1};
-        vctx v = {t,
-                  c->inplace,
-                  c->coll == CONVOY_COLL_ALLGATHERV ? d.rcounts[i] * d.cb : d.n * d.cb,
-                  c->coll == CONVOY_COLL_ALLGATHERV ? d.rcells * d.cb
-                  : is_rs(&d)                       ? rs_rcells(&d, i) * d.cb
-                                                    : d.n * d.cb,
-                  seg,
-                  tsb};
+        /* In place, the send buffer is absent -- except for Scatter, where the root's
+         * receive buffer is (rank_rcells is 0 there). */
+        const int no_send = args[i].inplace && (!is_gs(&d) || is_gather(&d));
+        vctx v = {t, no_send, rank_scells(&d, i) * d.cb, rank_rcells(&d, i) * d.cb, seg, tsb};
         char where[32], why[1024];
         snprintf(where, sizeof where, "rank %d: ", i);
         if (validate(&v, scheds[i], CONVOY_COMM_ALL, where, why, sizeof why)) {
@@ -878,6 +1061,11 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
     if (modes & CONVOY_CHECK_SHUFFLE)
         rc = run_mode(c, &d, &full, views, scheds, CONVOY_CHECK_SHUFFLE, ops, res,
                       !(modes & CONVOY_CHECK_LOCKSTEP), 1);
+    res->st.cell_bytes = d.cb;
+    for (int i = 0; i < P; i++) {
+        const int64_t b = convoy__lane_tree_tmp(scheds[i]);
+        if (b > res->st.tmp_max) res->st.tmp_max = b;
+    }
 
 cleanup:
     for (int i = 0; scheds && i < P; i++) {
@@ -892,6 +1080,8 @@ cleanup:
     free(ids);
     free(d.rcounts);
     free(d.displs);
+    free(d.bcounts);
+    free(d.bdispls);
     free(d.ar.a);
     free(d.ar.b);
     free(d.ar.pa);

@@ -39,9 +39,11 @@ typedef struct convoy__check_case {
     const convoy__algo *algo; /* builder, applicability, properties, name */
     int procs, ppn, layout;   /* layout: CONVOY_LAYOUT_* (ignored when ids is set) */
     const int64_t *ids;       /* explicit node id per rank, or NULL */
-    const char *counts;       /* allgatherv, reduce_scatter: distribution name (check/dist.h) */
+    const char *counts;       /* allgatherv, reduce_scatter, gatherv, scatterv: distribution
+                                 name (check/dist.h) */
     int64_t base;             /* allgatherv, reduce_scatter: base count c of the distribution */
-    int64_t count;            /* allreduce: elements */
+    int64_t count;            /* allreduce, bcast: elements; gather, scatter: per rank */
+    int root;                 /* rooted collectives: the root's rank (< procs) */
     uint64_t seed;            /* layout, counts, displacements and completion order */
     int inplace;              /* MPI_IN_PLACE */
     int commutative;          /* allreduce, reduce_scatter: the operation commutes (else rank
@@ -70,9 +72,12 @@ typedef struct convoy__check_stats {
     int64_t rank_bytes_max;                 /* most bytes one rank sends */
     int64_t rank_inter_max, rank_inter_min; /* inter-node bytes sent + received by a rank */
     int64_t node_out_max, node_in_max;      /* inter-node bytes a node sends / receives */
-    int64_t lane_max, lane_min;             /* inter-node bytes sent by the ranks of node rank j */
-    int64_t round_node_out_max;             /* lockstep: most inter-node messages a node sends */
-    int64_t round_node_in_max;              /*   or receives in one round */
+    int64_t node_out_min;                   /* the least a node sends */
+    int64_t tmp_max;    /* scratch bytes one rank's schedule tree allocates (all its nodes) */
+    int64_t cell_bytes; /* bytes of one element in this case (symbolic cells) */
+    int64_t lane_max, lane_min; /* inter-node bytes sent by the ranks of node rank j */
+    int64_t round_node_out_max; /* lockstep: most inter-node messages a node sends */
+    int64_t round_node_in_max;  /*   or receives in one round */
     int nnodes;
     /* Who works, and how many inter-node messages are under way at once. With 2+ nodes:
      * ranks that send / receive no inter-node message; in a reduction: ranks that reduce

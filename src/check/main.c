@@ -21,7 +21,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: convoy-check [options]\n"
-            "  --coll C[,C]          allgatherv, allreduce, barrier, reduce_scatter (default:\n"
+            "  --coll C[,C]          allgatherv, allreduce, barrier, reduce_scatter, bcast,\n"
+            "                        gather, gatherv, scatter, scatterv (default:\n"
             "                        every collective with a registered algorithm)\n"
             "  --algo NAME[,NAME]|all  algorithms (default all registered; the checker also\n"
             "                        knows the test builder shm_stream for allgatherv)\n"
@@ -29,11 +30,15 @@ static void usage(FILE *f)
             "  --ppn LIST            processes per node (default 1,2,3,4)\n"
             "  --layouts LIST        regular,nonuniform,scattered (default all three)\n"
             "  --ids 0,0,1,...       explicit node id per rank (instead of procs/ppn/layouts)\n"
-            "  --counts LIST|all     allgatherv and reduce_scatter count distributions\n"
+            "  --counts LIST|all     allgatherv, reduce_scatter, gatherv and scatterv count\n"
+            "                        distributions\n"
             "                        (per-rank blocks; default random,zeros,broadcast;\n"
             "                        all: every known one)\n"
             "  --base C              base count c of the distributions (default 5)\n"
-            "  --count LIST          allreduce element counts (default 0,1,7)\n"
+            "  --count LIST          allreduce and bcast element counts, gather and scatter\n"
+            "                        counts per rank (default 0,1,7)\n"
+            "  --root LIST|all       roots of rooted collectives: ranks, last, mid, all\n"
+            "                        (default 0; ranks >= P are skipped)\n"
             "  --op comm,noncomm,idem  allreduce and reduce_scatter operation kinds (default\n"
             "                        comm,noncomm; noncomm only for algorithms that claim to\n"
             "                        keep rank order; idem (allreduce): idempotent,\n"
@@ -58,6 +63,13 @@ static void usage(FILE *f)
             "  --expect-busy         fail a case with 2+ nodes (allreduce: and count >= nodes x\n"
             "                        largest node) in which a rank sends or receives no\n"
             "                        inter-node message or (allreduce) reduces nothing\n"
+            "  --expect-node-bytes F  fail a case with regular data in which a node sends\n"
+            "                        other than F inter-node bytes; F: + - * / ( ) over\n"
+            "                        integers and N (nodes), n (largest node), P, c (bytes\n"
+            "                        per element), m (bytes per rank's block; allreduce:\n"
+            "                        of the vector), e.g. \"(N-1)*n*m\"\n"
+            "  --expect-tmp-max F    fail a case whose schedule (with its nested ones)\n"
+            "                        allocates more scratch bytes than F on some rank\n"
             "  --expect-inflight K|nm  fail such a case whose lockstep run never moves K\n"
             "                        inter-node messages in one round (nm: nodes x largest\n"
             "                        node)\n"
@@ -164,8 +176,9 @@ static void free_strs(strlist *l)
 
 typedef struct agg {
     const convoy__algo *algo;
+    int coll; /* the table it was swept in */
     long cases;
-    int64_t rounds, msgs, bytes, rank_inter, node_out, node_in, lane_max;
+    int64_t rounds, msgs, bytes, rank_inter, node_out, node_in, lane_max, tmp;
     double lane_ratio, rank_ratio; /* worst max/min over cases with inter-node traffic */
     long spread_cases;             /* cases the inter-node spread was asserted on */
     int64_t not_send, not_recv, not_reduce, inflight, round_inter;
@@ -181,6 +194,7 @@ static void agg_add(agg *g, const convoy__check_stats *st)
     MAXI(bytes, st->rank_bytes_max);
     MAXI(rank_inter, st->rank_inter_max);
     MAXI(node_out, st->node_out_max);
+    MAXI(tmp, st->tmp_max);
     MAXI(node_in, st->node_in_max);
     MAXI(lane_max, st->lane_max);
     MAXI(not_send, st->ranks_not_sending);
@@ -194,13 +208,14 @@ static void agg_add(agg *g, const convoy__check_stats *st)
 /* --- the sweep ----------------------------------------------------------------------- */
 
 typedef struct opts {
-    strlist colls, algos, layouts, counts, ops_kinds, modes;
+    strlist colls, algos, layouts, counts, ops_kinds, modes, roots;
     intlist procs, ppn, count, inplace;
     int64_t base, shm_bytes;
     int seeds, seed, ops, stats, verbose, smp_check, dissem_table;
     double spread; /* --assert-inter-spread (0: off) */
     int expect_busy;
-    int64_t expect_inflight; /* 0: none, -1: nodes x largest node */
+    int64_t expect_inflight;                        /* 0: none, -1: nodes x largest node */
+    const char *expect_node_bytes, *expect_tmp_max; /* formulas (expr() below), or NULL */
     int64_t *ids;
     int nids;
     int nparams;
@@ -211,6 +226,33 @@ typedef struct opts {
 typedef struct tally {
     long passed, failed, skipped;
 } tally;
+
+static int is_rooted(int coll)
+{
+    return coll == CONVOY_COLL_BCAST || coll == CONVOY_COLL_GATHER || coll == CONVOY_COLL_GATHERV ||
+           coll == CONVOY_COLL_SCATTER || coll == CONVOY_COLL_SCATTERV;
+}
+
+/* The k-th root of --root for P processes, or -1 when it names none there. */
+static int root_of(const opts *o, int k, int P, int *n)
+{
+    int all = 0;
+    for (int i = 0; i < o->roots.n; i++)
+        all |= strcmp(o->roots.v[i], "all") == 0;
+    if (all) {
+        *n = P;
+        return k < P ? k : -1;
+    }
+    *n = o->roots.n;
+    const char *v = o->roots.v[k];
+    const int r = !strcmp(v, "last") ? P - 1 : !strcmp(v, "mid") ? P / 2 : atoi(v);
+    /* A root listed twice for this P (0 and last at P = 1) runs once. */
+    for (int i = 0; i < k; i++) {
+        const char *u = o->roots.v[i];
+        if ((!strcmp(u, "last") ? P - 1 : !strcmp(u, "mid") ? P / 2 : atoi(u)) == r) return -1;
+    }
+    return r < P ? r : -1;
+}
 
 static void case_name(const convoy__check_case *c, int coll, char *buf, size_t len)
 {
@@ -223,9 +265,24 @@ static void case_name(const convoy__check_case *c, int coll, char *buf, size_t l
     if (coll == CONVOY_COLL_BARRIER)
         snprintf(buf, len, "%s %s %s seed=%llu", convoy__coll_name(coll), c->algo->name, where,
                  (unsigned long long)c->seed);
+    else if (coll == CONVOY_COLL_ALLGATHER)
+        snprintf(buf, len, "%s %s %s count=%lld inplace=%d seed=%llu", convoy__coll_name(coll),
+                 c->algo->name, where, (long long)c->base, c->inplace, (unsigned long long)c->seed);
+    else if (coll == CONVOY_COLL_REDUCE_SCATTER_BLOCK)
+        snprintf(buf, len, "%s %s %s count=%lld op=%s inplace=%d seed=%llu",
+                 convoy__coll_name(coll), c->algo->name, where, (long long)c->base,
+                 c->commutative ? "comm" : "noncomm", c->inplace, (unsigned long long)c->seed);
     else if (coll == CONVOY_COLL_ALLGATHERV)
         snprintf(buf, len, "%s %s %s counts=%s base=%lld inplace=%d seed=%llu",
                  convoy__coll_name(coll), c->algo->name, where, c->counts, (long long)c->base,
+                 c->inplace, (unsigned long long)c->seed);
+    else if (coll == CONVOY_COLL_GATHERV || coll == CONVOY_COLL_SCATTERV)
+        snprintf(buf, len, "%s %s %s root=%d counts=%s base=%lld inplace=%d seed=%llu",
+                 convoy__coll_name(coll), c->algo->name, where, c->root, c->counts,
+                 (long long)c->base, c->inplace, (unsigned long long)c->seed);
+    else if (is_rooted(coll))
+        snprintf(buf, len, "%s %s %s root=%d count=%lld inplace=%d seed=%llu",
+                 convoy__coll_name(coll), c->algo->name, where, c->root, (long long)c->count,
                  c->inplace, (unsigned long long)c->seed);
     else if (coll == CONVOY_COLL_REDUCE_SCATTER)
         snprintf(buf, len, "%s %s %s counts=%s base=%lld op=%s inplace=%d seed=%llu",
@@ -240,12 +297,17 @@ static void case_name(const convoy__check_case *c, int coll, char *buf, size_t l
                  c->inplace, (unsigned long long)c->seed);
 }
 
-/* Regular data: equal non-zero counts on equal nodes, more than one node. The spread of
- * inter-node bytes over the ranks is only a property of the algorithm there (a node of one
- * process must move everything its node sends or receives, whatever the algorithm). */
+/* Regular data: equal non-zero counts on equal nodes, more than one node (Allreduce: at
+ * least one element per process). The spread of inter-node bytes over the ranks is only a
+ * property of the algorithm there (a node of one process must move everything its node
+ * sends or receives, whatever the algorithm). */
 static int regular_data(const convoy__check_case *c)
 {
-    if (c->coll != CONVOY_COLL_ALLGATHERV || strcmp(c->counts, "regular") || c->base <= 0) return 0;
+    const int base = convoy__coll_base(c->coll);
+    if (base == CONVOY_COLL_BARRIER) return 0;
+    if (base == CONVOY_COLL_ALLREDUCE ? c->count < c->procs
+                                      : strcmp(c->counts, "regular") || c->base <= 0)
+        return 0;
     int64_t *ids = malloc((size_t)c->procs * sizeof *ids);
     convoy__topo t;
     int ok = ids && (c->ids ? (memcpy(ids, c->ids, (size_t)c->procs * sizeof *ids), 1)
@@ -256,6 +318,128 @@ static int regular_data(const convoy__check_case *c)
     int regular = t.nnodes > 1 && (t.flags & CONVOY_TOPO_REGULAR);
     convoy__topo_free(&t);
     return regular;
+}
+
+/* A formula over the case: + - * / and parentheses on integers and the variables N (nodes),
+ * n (largest node), P (processes), c (bytes of an element), m (bytes of a process's block:
+ * count x c for allgather(v) and reduce_scatter(_block) with regular counts, the vector's
+ * bytes for allreduce). Returns 0 and the value, or -1 on a syntax error. */
+typedef struct fctx {
+    const char *p;
+    double N, n, P, c, m;
+    int bad;
+} fctx;
+static double f_sum(fctx *f);
+static void f_space(fctx *f)
+{
+    while (*f->p == ' ')
+        f->p++;
+}
+static double f_atom(fctx *f)
+{
+    f_space(f);
+    const char ch = *f->p;
+    if (ch == '(') {
+        f->p++;
+        double v = f_sum(f);
+        f_space(f);
+        if (*f->p++ != ')') f->bad = 1;
+        return v;
+    }
+    if (ch >= '0' && ch <= '9') {
+        char *e;
+        double v = strtod(f->p, &e);
+        f->p = e;
+        return v;
+    }
+    f->p++;
+    switch (ch) {
+    case 'N': return f->N;
+    case 'n': return f->n;
+    case 'P': return f->P;
+    case 'c': return f->c;
+    case 'm': return f->m;
+    default: f->bad = 1; return 0;
+    }
+}
+static double f_prod(fctx *f)
+{
+    double v = f_atom(f);
+    for (;;) {
+        f_space(f);
+        if (*f->p == '*')
+            f->p++, v *= f_atom(f);
+        else if (*f->p == '/')
+            f->p++, v /= f_atom(f);
+        else
+            return v;
+    }
+}
+static double f_sum(fctx *f)
+{
+    double v = f_prod(f);
+    for (;;) {
+        f_space(f);
+        if (*f->p == '+')
+            f->p++, v += f_prod(f);
+        else if (*f->p == '-')
+            f->p++, v -= f_prod(f);
+        else
+            return v;
+    }
+}
+static int formula(const char *expr, const convoy__check_case *c, const convoy__topo *t,
+                   const convoy__check_stats *st, double *val)
+{
+    const int base = convoy__coll_base(c->coll);
+    fctx f = {
+        .p = expr, .N = t->nnodes, .n = t->max_ppn, .P = t->size, .c = (double)st->cell_bytes};
+    f.m = (double)(base == CONVOY_COLL_ALLREDUCE ? c->count : c->base) * f.c;
+    *val = f_sum(&f);
+    f_space(&f);
+    return f.bad || *f.p ? -1 : 0;
+}
+
+/* --expect-node-bytes (regular data: every node sends exactly the formula's bytes) and
+ * --expect-tmp-max (every case: no rank's schedule allocates more scratch). */
+static int bytes_fail(const convoy__check_case *c, const opts *o, const convoy__check_stats *st,
+                      const char *name)
+{
+    if (!o->expect_node_bytes && !o->expect_tmp_max) return 0;
+    int64_t *ids = malloc((size_t)c->procs * sizeof *ids);
+    convoy__topo t;
+    memset(&t, 0, sizeof t);
+    int ok = ids && (c->ids ? (memcpy(ids, c->ids, (size_t)c->procs * sizeof *ids), 1)
+                            : !convoy__layout_ids(c->layout, c->procs, c->ppn, c->seed, ids));
+    ok = ok && !convoy__topo_from_ids(&t, c->procs, 0, ids);
+    free(ids);
+    double want = 0;
+    int fail = !ok;
+    if (ok && o->expect_node_bytes && regular_data(c)) {
+        if (formula(o->expect_node_bytes, c, &t, st, &want)) {
+            printf("ERROR %s: bad formula %s\n", name, o->expect_node_bytes);
+            fail = 1;
+        } else if ((double)st->node_out_max != want || (double)st->node_out_min != want) {
+            printf("FAIL %s: expected every node to send %s = %.0f inter-node bytes, they send "
+                   "%lld..%lld\n",
+                   name, o->expect_node_bytes, want, (long long)st->node_out_min,
+                   (long long)st->node_out_max);
+            fail = 1;
+        }
+    }
+    if (ok && !fail && o->expect_tmp_max) {
+        if (formula(o->expect_tmp_max, c, &t, st, &want)) {
+            printf("ERROR %s: bad formula %s\n", name, o->expect_tmp_max);
+            fail = 1;
+        } else if ((double)st->tmp_max > want) {
+            printf("FAIL %s: a rank's schedule allocates %lld bytes of scratch, more than %s = "
+                   "%.0f\n",
+                   name, (long long)st->tmp_max, o->expect_tmp_max, want);
+            fail = 1;
+        }
+    }
+    convoy__topo_free(&t);
+    return fail;
 }
 
 /* --expect-busy / --expect-inflight on a passed case: prints the failure and returns 1. */
@@ -373,7 +557,7 @@ static void run_case(convoy__check_case *c, const opts *o, const convoy__check_m
             return;
         }
     }
-    if (expectations_fail(c, o, &res.st, name)) {
+    if (expectations_fail(c, o, &res.st, name) || bytes_fail(c, o, &res.st, name)) {
         t->failed++;
         return;
     }
@@ -423,11 +607,15 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
               nlay = o->ids ? 1 : o->layouts.n;
     /* A barrier has no counts, operation or buffers: one case per layout and seed. */
     const int barrier = coll == CONVOY_COLL_BARRIER;
-    const int by_dist = coll == CONVOY_COLL_ALLGATHERV || coll == CONVOY_COLL_REDUCE_SCATTER;
-    const int reduces = coll == CONVOY_COLL_ALLREDUCE || coll == CONVOY_COLL_REDUCE_SCATTER;
+    const int by_dist = coll == CONVOY_COLL_ALLGATHERV || coll == CONVOY_COLL_REDUCE_SCATTER ||
+                        coll == CONVOY_COLL_GATHERV || coll == CONVOY_COLL_SCATTERV;
+    /* Allgather, Reduce_scatter_block: --count elements per rank (the "regular" counts). */
+    const int equal = coll != convoy__coll_base(coll);
+    const int reduces = convoy__coll_base(coll) == CONVOY_COLL_ALLREDUCE ||
+                        convoy__coll_base(coll) == CONVOY_COLL_REDUCE_SCATTER;
     const int nkind = barrier ? 1 : by_dist ? o->counts.n : o->count.n;
     const int nop = reduces ? o->ops_kinds.n : 1;
-    const int nin = barrier ? 1 : o->inplace.n;
+    const int nin = barrier || coll == CONVOY_COLL_BCAST ? 1 : o->inplace.n;
     const int s0 = o->seed ? o->seed : 1, s1 = o->seed ? o->seed : o->seeds;
     for (int ip = 0; ip < nprocs; ip++)
         for (int jp = 0; jp < nppn; jp++)
@@ -444,9 +632,12 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
                                     c.ppn = (int)o->ppn.v[jp];
                                     c.layout = convoy__layout_parse(o->layouts.v[lk]);
                                 }
-                                if (by_dist)
+                                if (by_dist) {
                                     c.counts = o->counts.v[kk];
-                                else if (!barrier)
+                                } else if (equal) {
+                                    c.counts = "regular";
+                                    c.base = o->count.v[kk];
+                                } else if (!barrier)
                                     c.count = o->count.v[kk];
                                 c.commutative = 1;
                                 c.idempotent = coll == CONVOY_COLL_ALLREDUCE &&
@@ -455,21 +646,34 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
                                     if (!(al->props & CONVOY_ALGO_NONCOMMUTATIVE)) continue;
                                     c.commutative = 0;
                                 }
-                                c.inplace = barrier ? 0 : (int)o->inplace.v[ii];
+                                c.inplace = barrier || coll == CONVOY_COLL_BCAST
+                                                ? 0
+                                                : (int)o->inplace.v[ii];
                                 c.seed = (uint64_t)seed;
-                                run_case(&c, o, mut, t, g);
+                                if (!is_rooted(coll)) {
+                                    run_case(&c, o, mut, t, g);
+                                    continue;
+                                }
+                                for (int k = 0, nr = 1; k < nr; k++) {
+                                    c.root = root_of(o, k, c.procs, &nr);
+                                    if (c.root >= 0) run_case(&c, o, mut, t, g);
+                                }
                             }
 }
 
+/* Per collective its table (an algorithm may be in two: the v-form's and the equal-count
+ * form's). */
 static int list_algos(void)
 {
-    for (int i = 0; i < convoy__nalgos; i++) {
-        const convoy__algo *al = &convoy__algos[i];
-        if (al->params && al->params[0])
-            printf("%s %s %s\n", convoy__coll_name(al->coll), al->name, al->params);
-        else
-            printf("%s %s\n", convoy__coll_name(al->coll), al->name);
-    }
+    for (int c = 0; c < CONVOY_NCOLL; c++)
+        for (int i = 0; i < convoy__nalgos; i++) {
+            const convoy__algo *al = &convoy__algos[i];
+            if (!convoy__algo_serves(al, c)) continue;
+            if (al->params && al->params[0])
+                printf("%s %s %s\n", convoy__coll_name(c), al->name, al->params);
+            else
+                printf("%s %s\n", convoy__coll_name(c), al->name);
+        }
     return 0;
 }
 
@@ -555,7 +759,7 @@ int main(int argc, char **argv)
         parse_strs("regular,nonuniform,scattered", &o.layouts) ||
         parse_strs("random,zeros,broadcast", &o.counts) ||
         parse_strs("comm,noncomm", &o.ops_kinds) || parse_strs("lockstep,shuffle", &o.modes) ||
-        parse_ints("1-16", &o.procs) || parse_ints("1-4", &o.ppn) ||
+        parse_strs("0", &o.roots) || parse_ints("1-16", &o.procs) || parse_ints("1-4", &o.ppn) ||
         parse_ints("0,1,7", &o.count) || parse_ints("0,1", &o.inplace)) {
         fprintf(stderr, "convoy-check: out of memory\n");
         goto cleanup;
@@ -639,6 +843,13 @@ int main(int argc, char **argv)
             for (int k = 0; !bad && k < o.ops_kinds.n; k++)
                 bad = strcmp(o.ops_kinds.v[k], "comm") && strcmp(o.ops_kinds.v[k], "noncomm") &&
                       strcmp(o.ops_kinds.v[k], "idem");
+        } else if (!strcmp(a, "--root")) {
+            bad = parse_strs(v, &o.roots);
+            for (int k = 0; !bad && k < o.roots.n; k++) {
+                const char *r = o.roots.v[k];
+                bad = strcmp(r, "all") && strcmp(r, "last") && strcmp(r, "mid") &&
+                      (!*r || strspn(r, "0123456789") != strlen(r));
+            }
         } else if (!strcmp(a, "--inplace")) {
             bad = parse_ints(v, &o.inplace);
             for (int k = 0; !bad && k < o.inplace.n; k++)
@@ -650,6 +861,10 @@ int main(int argc, char **argv)
             else
                 o.expect_inflight = strtoll(v, &e, 10);
             bad = o.expect_inflight == 0 || o.expect_inflight < -1 || (e && *e);
+        } else if (!strcmp(a, "--expect-node-bytes")) {
+            o.expect_node_bytes = v;
+        } else if (!strcmp(a, "--expect-tmp-max")) {
+            o.expect_tmp_max = v;
         } else if (!strcmp(a, "--seeds")) {
             o.seeds = atoi(v);
             bad = o.seeds < 1;
@@ -713,7 +928,7 @@ int main(int argc, char **argv)
         for (int c = 0; c < CONVOY_NCOLL; c++) {
             int has = 0;
             for (int k = 0; k < convoy__nalgos; k++)
-                has |= convoy__algos[k].coll == c;
+                has |= convoy__algo_serves(&convoy__algos[k], c);
             if (!has) continue;
             strcat(all, all[0] ? "," : "");
             strcat(all, convoy__coll_name(c));
@@ -742,7 +957,8 @@ int main(int argc, char **argv)
                 int nsel = 0;
                 if (!strcmp(o.algos.v[ai], "all")) {
                     for (int k = 0; k < convoy__nalgos && nsel < 64; k++)
-                        if (convoy__algos[k].coll == coll) sel[nsel++] = &convoy__algos[k];
+                        if (convoy__algo_serves(&convoy__algos[k], coll))
+                            sel[nsel++] = &convoy__algos[k];
                 } else {
                     sel[0] = convoy__check_algo_find(coll, o.algos.v[ai]);
                     if (!sel[0]) {
@@ -759,6 +975,7 @@ int main(int argc, char **argv)
                     aggs = ng;
                     memset(&aggs[naggs], 0, sizeof *aggs);
                     aggs[naggs].algo = sel[k];
+                    aggs[naggs].coll = coll;
                     agg *g = &aggs[naggs++];
                     for (int mi = 0; mi < convoy__check_nmutations; mi++) {
                         const convoy__check_mutation *m = &convoy__check_mutations[mi];
@@ -779,17 +996,17 @@ int main(int argc, char **argv)
             printf("stats %s %s: %ld cases; max rounds %lld, messages per rank %lld, bytes "
                    "per rank %lld, inter-node bytes per rank %lld, per node out %lld in %lld, "
                    "per lane %lld; ranks not sending %lld, not receiving %lld, not reducing "
-                   "%lld; inter-node messages in one round %lld, in flight %lld\n",
-                   convoy__coll_name(g->algo->coll), g->algo->name, g->cases, (long long)g->rounds,
+                   "%lld; inter-node messages in one round %lld, in flight %lld; scratch per "
+                   "rank %lld bytes\n",
+                   convoy__coll_name(g->coll), g->algo->name, g->cases, (long long)g->rounds,
                    (long long)g->msgs, (long long)g->bytes, (long long)g->rank_inter,
                    (long long)g->node_out, (long long)g->node_in, (long long)g->lane_max,
                    (long long)g->not_send, (long long)g->not_recv, (long long)g->not_reduce,
-                   (long long)g->round_inter, (long long)g->inflight);
+                   (long long)g->round_inter, (long long)g->inflight, (long long)g->tmp);
             if (g->spread_cases)
                 printf("spread %s %s: %ld cases with regular data; worst inter-node bytes per "
                        "rank max/min %.3f\n",
-                       convoy__coll_name(g->algo->coll), g->algo->name, g->spread_cases,
-                       g->rank_ratio);
+                       convoy__coll_name(g->coll), g->algo->name, g->spread_cases, g->rank_ratio);
         }
         printf("%.2f s\n",
                (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
@@ -810,6 +1027,7 @@ cleanup:
     free_strs(&o.algos);
     free_strs(&o.layouts);
     free_strs(&o.counts);
+    free_strs(&o.roots);
     free_strs(&o.ops_kinds);
     free_strs(&o.modes);
     free(o.procs.v);

@@ -25,7 +25,8 @@ static int readd(convoy__schedule *ns, const convoy__schedule *s, const convoy__
     case CONVOY_STEP_WAIT: return convoy__add_wait(ns, st->peer, st->flag, st->value, nd, deps);
     case CONVOY_STEP_NESTED:
         /* The child moves to the new schedule (the old one forgets it below). */
-        return convoy__add_nested(ns, st->comm, s->children[st->child], nd, deps);
+        return convoy__add_nested_on(ns, st->comm, s->children[st->child], st->src, st->dst, nd,
+                                     deps);
     default: return -1;
     }
 }
@@ -105,6 +106,7 @@ int convoy__check_rewrite(convoy__schedule *s, int drop, int dup, int edge_from,
         }
     }
     ns.tmp_bytes = s->tmp_bytes;
+    ns.tag_blocks = s->tag_blocks;
     ns.shm_bytes = s->shm_bytes > ns.shm_bytes ? s->shm_bytes : ns.shm_bytes;
     if (s->nflags > ns.nflags) ns.nflags = s->nflags;
     /* The dropped step's child (if any) stays with the old schedule and is freed there;

@@ -38,3 +38,19 @@ int convoy__agv_copy_own(const convoy__args *a, convoy__schedule *s)
     if (a->inplace || a->rcounts[r] == 0) return -1;
     return convoy__add_copy(s, convoy__agv_own(a), convoy__agv_block(a, r), 0, NULL);
 }
+
+int convoy__coll_base(int coll)
+{
+    return coll == CONVOY_COLL_ALLGATHER              ? CONVOY_COLL_ALLGATHERV
+           : coll == CONVOY_COLL_REDUCE_SCATTER_BLOCK ? CONVOY_COLL_REDUCE_SCATTER
+                                                      : coll;
+}
+
+convoy__machine convoy__machine_levels(const convoy__machine *m)
+{
+    convoy__machine r = *m;
+    if (r.alpha_node <= 0) r.alpha_node = r.alpha;
+    if (r.beta_node <= 0) r.beta_node = r.beta;
+    if (r.beta_nic < 0) r.beta_nic = 0;
+    return r;
+}

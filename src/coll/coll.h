@@ -16,7 +16,14 @@ enum convoy__coll {
     CONVOY_COLL_ALLGATHERV,
     CONVOY_COLL_ALLREDUCE,
     CONVOY_COLL_BARRIER,
-    CONVOY_COLL_REDUCE_SCATTER, /* Reduce_scatter and Reduce_scatter_block (equal counts) */
+    CONVOY_COLL_REDUCE_SCATTER,       /* Reduce_scatter (and the block form's shared algorithms) */
+    CONVOY_COLL_ALLGATHER,            /* Allgather: allgatherv arguments with equal counts */
+    CONVOY_COLL_REDUCE_SCATTER_BLOCK, /* reduce_scatter arguments with equal counts */
+    CONVOY_COLL_BCAST,
+    CONVOY_COLL_GATHER,
+    CONVOY_COLL_GATHERV,
+    CONVOY_COLL_SCATTER,
+    CONVOY_COLL_SCATTERV,
     CONVOY_NCOLL
 };
 
@@ -28,12 +35,23 @@ typedef struct convoy__dtype {
 } convoy__dtype;
 
 /* Linear cost model: a message of n bytes costs alpha + beta * n; a local reduction of n
- * bytes costs gamma * n. */
+ * bytes costs gamma * n. alpha and beta are one pair of processes across nodes (or any two
+ * processes when there is one node). The lane-aware fields (papers/004 §2, §5) refine it
+ * per level: a message inside a node costs alpha_node + beta_node * n; when k processes of
+ * a node send across at once, each message costs alpha + n * max(beta, k * beta_nic)
+ * (beta_nic: seconds per byte of a node's total outgoing traffic, i.e. 1 / the bandwidth
+ * of all its lanes together). Zero means unknown: convoy__machine_levels() fills in the
+ * flat values (alpha, beta; beta_nic 0: lanes never saturate). */
 typedef struct convoy__machine {
-    double alpha; /* seconds per message */
-    double beta;  /* seconds per byte */
-    double gamma; /* seconds per byte reduced */
+    double alpha;                 /* seconds per message */
+    double beta;                  /* seconds per byte */
+    double gamma;                 /* seconds per byte reduced */
+    double alpha_node, beta_node; /* inside a node (shared memory) */
+    double beta_nic;              /* per byte of a node's total outgoing traffic */
 } convoy__machine;
+
+/* m with zero level fields replaced by the flat values. */
+convoy__machine convoy__machine_levels(const convoy__machine *m);
 
 /* An algorithm parameter, named like its environment override. */
 typedef struct convoy__param {
@@ -51,19 +69,27 @@ typedef struct convoy__args {
      * Reduce_scatter (both forms): count = the whole vector (sum of rcounts), rcounts[i] =
      * rank i's block, displs[i] = its offset in the vector (prefix sums), all in elements
      * of the operation's datatype (stype == rtype); in place, the receive buffer holds the
-     * whole vector on entry and rank i's block at its start on exit. */
+     * whole vector on entry and rank i's block at its start on exit.
+     * Rooted collectives: see "Rooted collectives" below. */
     int64_t count;
+    int root; /* rooted collectives: the root's rank in the communicator */
     const int64_t *rcounts, *displs;
     convoy__dtype stype, rtype;
     int inplace;       /* MPI_IN_PLACE was given as the send buffer */
     int commutative;   /* Allreduce, Reduce_scatter: the operation is commutative */
     int idempotent;    /* Allreduce, Reduce_scatter: x op x = x (MAX, MIN, BAND, BOR, LAND, LOR,
                           MINLOC, ...) */
+    int counts_local;  /* Gatherv, Scatterv: the counts are known at the root only (a
+                          nonblocking call): rcounts is NULL elsewhere */
     int64_t shm_bytes; /* node segment data bytes available to the schedule (0: none) */
     convoy__machine machine; /* the communicator's machine parameters (same on all ranks) */
     int nparams;
     convoy__param params[CONVOY_MAX_PARAMS];
 } convoy__args;
+
+/* The collective whose arguments coll's builders get (Allgather: allgatherv's; the block
+ * form: reduce_scatter's); coll itself for the others. */
+int convoy__coll_base(int coll);
 
 /* Value of a parameter, or def when not set. */
 int64_t convoy__param_get(const convoy__args *a, const char *name, int64_t def);
@@ -76,6 +102,55 @@ int convoy__log2_floor(int64_t v);
 convoy__region convoy__agv_block(const convoy__args *a, int i);
 convoy__region convoy__agv_own(const convoy__args *a);
 int convoy__agv_copy_own(const convoy__args *a, convoy__schedule *s);
+
+/* Rooted collectives (Bcast, Gather, Gatherv, Scatter, Scatterv); `root` is the root's rank.
+ *  - Bcast: count elements of the datatype (stype == rtype) in the receive buffer on every
+ *    rank: the root's input and everyone's output. There is no send buffer.
+ *  - Gather(v): count = elements of stype this rank sends (an in-place root sends none: its
+ *    block is already in the receive buffer). The root's vector is in its receive buffer:
+ *    rank i's block is rcounts[i] elements of rtype at displs[i] extents.
+ *  - Scatter(v), the mirror: the root's vector is in its send buffer, rcounts[i] elements of
+ *    stype at displs[i]; count = elements of rtype this rank receives (an in-place root
+ *    receives nothing: its block stays in the send buffer).
+ * The vector type (rtype for Gather, stype for Scatter) is significant at the root only; on
+ * the other ranks it is described as bytes (size = extent = 1) and rcounts[i] is the byte
+ * size of rank i's block, displs packed prefix sums, so every rank knows every block's
+ * size: Gather from its own (equal) count, Gatherv from the counts the API broadcasts once
+ * per blocking or persistent call. A nonblocking Gatherv/Scatterv has counts_local set and
+ * rcounts == NULL off the root: only algorithms that read no other rank's count apply.
+ * Data moves between two user buffers in the user's types (equal signatures); anything
+ * packed in scratch memory moves as bytes on both ends. */
+int convoy__rooted_gathers(const convoy__args *a); /* Gather or Gatherv (else Scatter(v)) */
+/* Bytes of rank i's block (any rank, unless counts_local). */
+int64_t convoy__rooted_bytes(const convoy__args *a, int i);
+/* Sum of convoy__rooted_bytes over all ranks. */
+int64_t convoy__rooted_total(const convoy__args *a);
+/* The root's region of rank i's block (only the root may use it). */
+convoy__region convoy__rooted_block(const convoy__args *a, int i);
+/* This rank's own contribution (Gather: what it sends) or result (Scatter: where its block
+ * goes): the user's buffer, or the root's block when in place. */
+convoy__region convoy__rooted_own(const convoy__args *a);
+/* Rank of relative rank v (rank 0 = the root). */
+static inline int convoy__rooted_rank(const convoy__args *a, int v)
+{
+    return (v + a->root) % a->topo->size;
+}
+/* Relative rank of this process. */
+static inline int convoy__rooted_vrank(const convoy__args *a)
+{
+    return (a->topo->rank - a->root + a->topo->size) % a->topo->size;
+}
+/* Binomial tree over relative ranks (MPICH's): relative rank v > 0 has parent v minus its
+ * lowest set bit and the subtree [v, v + convoy__binomial_subtree(v, p)); the root's is
+ * [0, p). Children of v: v + m for m = powers of two below its lowest set bit (the root:
+ * below p), v + m < p. */
+int convoy__binomial_subtree(int v, int p);
+/* Smallest power of two >= the subtree size bound of v: its lowest set bit (root: the
+ * power of two >= p). Children are v + m for m = that / 2, / 4, ..., 1 with v + m < p. */
+int convoy__binomial_span(int v, int p);
+/* Byte offsets of the blocks of relative ranks v .. v + sub - 1 packed in that order:
+ * off[q] for v + q, off[sub] = their bytes (malloc'd; NULL when out of memory). */
+int64_t *convoy__rooted_packed(const convoy__args *a, int v, int sub);
 
 typedef int (*convoy__builder)(const convoy__args *a, convoy__schedule *s);
 
@@ -104,6 +179,12 @@ int convoy__allgatherv_node_segment(const convoy__args *a, convoy__schedule *s);
 int convoy__allgatherv_node_segment_applicable(const convoy__args *a);
 double convoy__allgatherv_node_segment_cost(const convoy__args *a, const convoy__machine *m);
 void convoy__allgatherv_node_segment_explain(const convoy__args *a, char *buf, size_t len);
+int convoy__allgatherv_lane(const convoy__args *a, convoy__schedule *s);
+int convoy__allgatherv_lane_applicable(const convoy__args *a);
+double convoy__allgatherv_lane_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__allgatherv_hier(const convoy__args *a, convoy__schedule *s);
+int convoy__allgatherv_hier_applicable(const convoy__args *a);
+double convoy__allgatherv_hier_cost(const convoy__args *a, const convoy__machine *m);
 
 /* allreduce */
 int convoy__allreduce_recdbl(const convoy__args *a, convoy__schedule *s);
@@ -146,6 +227,12 @@ int convoy__allreduce_node_ring(const convoy__args *a, convoy__schedule *s);
 int convoy__allreduce_node_ring_applicable(const convoy__args *a);
 double convoy__allreduce_node_ring_cost(const convoy__args *a, const convoy__machine *m);
 void convoy__allreduce_node_ring_explain(const convoy__args *a, char *buf, size_t len);
+int convoy__allreduce_lane(const convoy__args *a, convoy__schedule *s);
+int convoy__allreduce_lane_applicable(const convoy__args *a);
+double convoy__allreduce_lane_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__allreduce_hier(const convoy__args *a, convoy__schedule *s);
+int convoy__allreduce_hier_applicable(const convoy__args *a);
+double convoy__allreduce_hier_cost(const convoy__args *a, const convoy__machine *m);
 
 /* barrier */
 int convoy__barrier_dissem(const convoy__args *a, convoy__schedule *s);
@@ -160,5 +247,31 @@ int convoy__reduce_scatter_ring(const convoy__args *a, convoy__schedule *s);
 double convoy__reduce_scatter_ring_cost(const convoy__args *a, const convoy__machine *m);
 int convoy__reduce_scatter_rechalving(const convoy__args *a, convoy__schedule *s);
 double convoy__reduce_scatter_rechalving_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__reduce_scatter_lane(const convoy__args *a, convoy__schedule *s);
+int convoy__reduce_scatter_lane_applicable(const convoy__args *a);
+double convoy__reduce_scatter_lane_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__reduce_scatter_hier(const convoy__args *a, convoy__schedule *s);
+int convoy__reduce_scatter_hier_applicable(const convoy__args *a);
+double convoy__reduce_scatter_hier_cost(const convoy__args *a, const convoy__machine *m);
+
+/* bcast (and the rooted builders shared by Gather/Gatherv and Scatter/Scatterv: the
+ * v-forms run the same builders with the root's counts) */
+int convoy__bcast_binomial(const convoy__args *a, convoy__schedule *s);
+double convoy__bcast_binomial_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__bcast_scatter_allgather(const convoy__args *a, convoy__schedule *s);
+double convoy__bcast_scatter_allgather_cost(const convoy__args *a, const convoy__machine *m);
+
+/* gather, gatherv */
+int convoy__gather_linear(const convoy__args *a, convoy__schedule *s);
+double convoy__gather_linear_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__gather_binomial(const convoy__args *a, convoy__schedule *s);
+int convoy__rooted_all_counts(const convoy__args *a); /* !counts_local */
+double convoy__gather_binomial_cost(const convoy__args *a, const convoy__machine *m);
+
+/* scatter, scatterv */
+int convoy__scatter_linear(const convoy__args *a, convoy__schedule *s);
+double convoy__scatter_linear_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__scatter_binomial(const convoy__args *a, convoy__schedule *s);
+double convoy__scatter_binomial_cost(const convoy__args *a, const convoy__machine *m);
 
 #endif

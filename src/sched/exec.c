@@ -36,15 +36,26 @@ static char *ptr(const convoy__exec *x, const convoy__region *r)
     return (char *)x->base[r->buf] + r->off;
 }
 
-/* The rank, in the operation's communicator, of a step's peer. */
+/* The rank, in the operation's communicator, of a step's peer: NODE and LANE numbering is
+ * the top topology's at any depth; a mapped child's rank is translated through its map into
+ * its parent's numbering, and so on up. */
 static int peer_rank(const convoy__exec *x, const convoy__step *st)
 {
-    int comm = st->comm == CONVOY_COMM_ALL ? x->comm_kind : st->comm;
     const convoy__topo *t = x->topo;
-    switch (comm) {
-    case CONVOY_COMM_NODE: return convoy__topo_rank_at(t, t->node, st->peer);
-    case CONVOY_COMM_LANE: return convoy__topo_lane_peer(t, st->peer);
-    default: return st->peer;
+    int comm = st->comm, peer = st->peer;
+    for (;;) {
+        if (comm == CONVOY_COMM_ALL) comm = x->comm_kind;
+        switch (comm) {
+        case CONVOY_COMM_NODE: return convoy__topo_rank_at(t, t->node, peer);
+        case CONVOY_COMM_LANE: return convoy__topo_lane_peer(t, peer);
+        case CONVOY_COMM_MAP:
+            peer = peer >= 0 && peer < x->s->nmap ? x->s->map[peer] : -1;
+            x = x->parent;
+            comm = CONVOY_COMM_ALL;
+            if (!x || peer < 0) return -1;
+            break;
+        default: return peer;
+        }
     }
 }
 
@@ -125,9 +136,10 @@ static int start_child(convoy__exec *x, int i, const convoy__step *st)
         if (!x->child) return CONVOY_ERR_NO_MEM;
     }
     convoy__exec *c = &x->child[i];
-    int rc = convoy__exec_start(c, x->s->children[st->child], x->t, x->topo,
-                                x->base[CONVOY_BUF_SEND], x->base[CONVOY_BUF_RECV], x->epoch);
+    int rc = convoy__exec_start(c, x->s->children[st->child], x->t, x->topo, ptr(x, &st->src),
+                                ptr(x, &st->dst), x->epoch);
     if (rc) return rc;
+    c->parent = x;
     /* A child shares the parent's segment gate and speaks on its own tag block: blocks are
      * numbered in preorder over the schedule tree, which has the same shape on every rank
      * that talks to it, so both sides of a message agree on the block. */
@@ -154,7 +166,8 @@ int convoy__exec_start(convoy__exec *x, const convoy__schedule *s, const convoy_
     x->epoch = epoch;
     x->top = 1;
     x->tag_shift = STEP_TAG_BITS;
-    while ((1 << (x->tag_shift - STEP_TAG_BITS)) < 1 + s->nnested)
+    const int blocks = s->tag_blocks > 1 + s->nnested ? s->tag_blocks : 1 + s->nnested;
+    while ((1 << (x->tag_shift - STEP_TAG_BITS)) < blocks)
         x->tag_shift++;
     x->base[CONVOY_BUF_SEND] = (void *)sendbuf;
     x->base[CONVOY_BUF_RECV] = recvbuf;
@@ -210,6 +223,25 @@ static int test_gate(convoy__exec *x, int *open)
         if (rc) return rc;
     }
     return 0;
+}
+
+int convoy__exec_msg_waits(const convoy__exec *x, void **slots[], int max)
+{
+    if (x->gate || x->nready > 0) return -1;
+    int n = 0;
+    for (int k = 0; k < x->nactive; k++) {
+        const int i = x->active[k], kind = x->s->steps[i].kind;
+        if (kind == CONVOY_STEP_NESTED) {
+            int m = convoy__exec_msg_waits(&x->child[i], slots + n, max - n);
+            if (m < 0) return -1;
+            n += m;
+        } else if ((kind == CONVOY_STEP_SEND || kind == CONVOY_STEP_RECV) && n < max) {
+            slots[n++] = &x->req[i];
+        } else {
+            return -1;
+        }
+    }
+    return n;
 }
 
 int convoy__exec_progress(convoy__exec *x, int *done)

@@ -19,6 +19,7 @@ void convoy__sched_free(convoy__schedule *s)
         free(s->children[i]);
     }
     free(s->children);
+    free(s->map);
     free(s->steps);
     free(s->deps);
     memset(s, 0, sizeof *s);
@@ -122,14 +123,29 @@ int convoy__add_wait(convoy__schedule *s, int node_peer, int flag, uint32_t valu
 int convoy__add_nested(convoy__schedule *s, int comm, convoy__schedule *child, int ndeps,
                        const int *deps)
 {
+    return convoy__add_nested_on(s, comm, child, convoy__reg(CONVOY_BUF_SEND, CONVOY_T_BYTE, 0, 0),
+                                 convoy__reg(CONVOY_BUF_RECV, CONVOY_T_BYTE, 0, 0), ndeps, deps);
+}
+
+int convoy__add_nested_on(convoy__schedule *s, int comm, convoy__schedule *child,
+                          convoy__region send, convoy__region recv, int ndeps, const int *deps)
+{
     if (s->err) return -1;
+    if (comm == CONVOY_COMM_MAP && !child->map) {
+        s->err = CONVOY_ERR_INTERN;
+        return -1;
+    }
     convoy__schedule **c = realloc(s->children, (size_t)(s->nchildren + 1) * sizeof *c);
     if (!c) {
         s->err = CONVOY_ERR_NO_MEM;
         return -1;
     }
     s->children = c;
-    convoy__step st = {.kind = CONVOY_STEP_NESTED, .comm = (uint8_t)comm, .child = s->nchildren};
+    convoy__step st = {.kind = CONVOY_STEP_NESTED,
+                       .comm = (uint8_t)comm,
+                       .child = s->nchildren,
+                       .src = send,
+                       .dst = recv};
     s->children[s->nchildren++] = child;
     s->nnested += child->nnested + 1;
     if (child->err) s->err = child->err;

@@ -40,8 +40,12 @@ enum convoy__buf {
 enum convoy__tslot { CONVOY_T_SEND, CONVOY_T_RECV, CONVOY_T_BYTE, CONVOY_NTSLOT };
 
 /* The communicator a step's peer is numbered in. Every message travels on the operation's
- * private communicator; NODE and LANE ranks are translated through the topology. */
-enum convoy__comm { CONVOY_COMM_ALL, CONVOY_COMM_NODE, CONVOY_COMM_LANE };
+ * private communicator; NODE and LANE ranks are translated through the topology (always the
+ * top schedule's: a node rank is a node rank at any depth). MAP is for nested schedules
+ * only: the child runs on an arbitrary group, its rank i being rank map[i] of its parent's
+ * communicator (child->map; src/coll/lane.h builds such groups, e.g. virtual lanes on
+ * nodes of different sizes). */
+enum convoy__comm { CONVOY_COMM_ALL, CONVOY_COMM_NODE, CONVOY_COMM_LANE, CONVOY_COMM_MAP };
 
 enum convoy__step_kind {
     CONVOY_STEP_SEND,   /* send src to peer */
@@ -50,7 +54,8 @@ enum convoy__step_kind {
     CONVOY_STEP_COPY,   /* copy src to dst (same type signature, types may differ) */
     CONVOY_STEP_NOTIFY, /* set my notification flag `flag` to this operation's `value` */
     CONVOY_STEP_WAIT,   /* wait until node process `peer`'s flag `flag` reaches `value` */
-    CONVOY_STEP_NESTED, /* run child schedule `child` on the node or lane communicator */
+    CONVOY_STEP_NESTED, /* run child schedule `child` on the node, lane or a mapped group, its
+                           send/recv buffers based at src/dst (offset and buffer only) */
     CONVOY_NSTEP_KINDS
 };
 
@@ -88,7 +93,13 @@ typedef struct convoy__schedule {
     struct convoy__schedule **children;
     int32_t nchildren;
     int32_t nnested; /* schedules nested below this one, at any depth */
-    int err;         /* first error met while building (out of memory); sticky */
+    /* Tag blocks the schedule tree may use, equal on every rank; 0: 1 + nnested (right
+     * when every rank's tree has the same size). Builders whose trees differ between ranks
+     * (lane.h) set a common bound, as the tag's epoch bits sit above the blocks. */
+    int32_t tag_blocks;
+    int32_t *map; /* CONVOY_COMM_MAP children: [nmap] ranks in the parent's numbering */
+    int32_t nmap;
+    int err; /* first error met while building (out of memory); sticky */
 } convoy__schedule;
 
 /* --- building ----------------------------------------------------------------------- */
@@ -111,9 +122,16 @@ int convoy__add_copy(convoy__schedule *s, convoy__region src, convoy__region dst
 int convoy__add_notify(convoy__schedule *s, int flag, uint32_t value, int ndeps, const int *deps);
 int convoy__add_wait(convoy__schedule *s, int node_peer, int flag, uint32_t value, int ndeps,
                      const int *deps);
-/* Takes ownership of child. comm is CONVOY_COMM_NODE or CONVOY_COMM_LANE. */
+/* Takes ownership of child. comm is CONVOY_COMM_NODE, CONVOY_COMM_LANE or CONVOY_COMM_MAP
+ * (then child->map must be set). The child sees the parent's send and receive buffers. */
 int convoy__add_nested(convoy__schedule *s, int comm, convoy__schedule *child, int ndeps,
                        const int *deps);
+/* The same with the child's send and receive buffers rebased: the child's CONVOY_BUF_SEND
+ * starts at send's (buffer, offset) of the parent, its CONVOY_BUF_RECV at recv's (counts
+ * and type slots of the two regions are not used). A child can so run on the parent's
+ * scratch memory or on a slice of the user's buffers; its own scratch stays its own. */
+int convoy__add_nested_on(convoy__schedule *s, int comm, convoy__schedule *child,
+                          convoy__region send, convoy__region recv, int ndeps, const int *deps);
 /* Convenience for the common "depends on one step, or none if dep < 0". */
 #define CONVOY_DEP(d) ((d) >= 0 ? 1 : 0), ((d) >= 0 ? (const int[]){(d)} : NULL)
 
@@ -142,6 +160,8 @@ typedef struct convoy__transport {
     uint64_t shm_seq; /* segment-using operations that ran before this one on the node */
     int (*notify)(void *ctx, int flag, uint64_t value);
     int (*flag_test)(void *ctx, int node_peer, int flag, uint64_t value, int *done);
+    /* Blocks until one of n requests completes (its slot then reads as done); optional. */
+    int (*wait_any)(void *ctx, void **const *slots, int n);
 } convoy__transport;
 
 /* The executor's own flag: a process sets it to k + 1 when it has finished the k-th
@@ -158,12 +178,13 @@ enum convoy__step_state { CONVOY_S_PENDING, CONVOY_S_ACTIVE, CONVOY_S_DONE };
 typedef struct convoy__exec {
     const convoy__schedule *s;
     const convoy__transport *t;
-    const convoy__topo *topo; /* translates NODE/LANE peers */
-    int comm_kind;            /* which communicator this executor's ALL means */
-    int top;                  /* the root of the schedule tree (owns the segment gate) */
-    int tag_block;            /* this schedule's preorder number in the tree: its tag block */
-    int tag_shift;            /* bits below the epoch: step tag and tag block */
-    int gate;                 /* waiting for the node's release flags before starting */
+    const convoy__topo *topo;          /* translates NODE/LANE peers */
+    int comm_kind;                     /* which communicator this executor's ALL means */
+    const struct convoy__exec *parent; /* nested: the parent's executor (MAP translation) */
+    int top;                           /* the root of the schedule tree (owns the segment gate) */
+    int tag_block; /* this schedule's preorder number in the tree: its tag block */
+    int tag_shift; /* bits below the epoch: step tag and tag block */
+    int gate;      /* waiting for the node's release flags before starting */
     void *base[CONVOY_NBUF];
     void *tmp_alloc;
     void *block;                /* the per-step arrays below, in one allocation */
@@ -194,6 +215,11 @@ int convoy__exec_start(convoy__exec *x, const convoy__schedule *s, const convoy_
 int convoy__exec_progress(convoy__exec *x, int *done);
 /* Frees what start allocated; cancels requests still in flight. */
 void convoy__exec_free(convoy__exec *x);
+/* The request slots of the messages x waits for, if it waits for nothing else (no
+ * notification, in no nested schedule): their number (at most max), else -1. A wait may
+ * then block in the transport's wait_any (simulation: src/platform/platform.h). */
+enum { CONVOY_WAIT_ANY_MAX = 256 };
+int convoy__exec_msg_waits(const convoy__exec *x, void **slots[], int max);
 /* Describes the steps in flight or waiting (for the watchdog and the checker). */
 int convoy__exec_describe(const convoy__exec *x, char *buf, size_t len);
 

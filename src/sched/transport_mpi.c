@@ -1,5 +1,6 @@
 /* The PMPI transport (see transport_mpi.h). */
 #include "sched/transport_mpi.h"
+#include "platform/platform.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -38,9 +39,23 @@ static int test(void *ctx, void **req, int *done)
     (void)ctx;
     MPI_Request r;
     memcpy(&r, req, sizeof r);
+    if (r == MPI_REQUEST_NULL) return *done = 1, 0; /* wait_any's; SMPI leaves *done unset */
     int rc = PMPI_Test(&r, done, MPI_STATUS_IGNORE);
     memcpy(req, &r, sizeof r);
     return rc;
+}
+
+static int wait_any(void *ctx, void **const *slots, int n)
+{
+    (void)ctx;
+    MPI_Request r[CONVOY_WAIT_ANY_MAX];
+    int idx, rc;
+    if (n > CONVOY_WAIT_ANY_MAX) return MPI_ERR_INTERN;
+    for (int k = 0; k < n; k++)
+        memcpy(&r[k], slots[k], sizeof r[k]);
+    if ((rc = PMPI_Waitany(n, r, &idx, MPI_STATUS_IGNORE)) || idx == MPI_UNDEFINED) return rc;
+    memcpy(slots[idx], &r[idx], sizeof r[idx]); /* MPI_REQUEST_NULL: tests as done */
+    return 0;
 }
 
 static void cancel(void *ctx, void **req)
@@ -63,6 +78,7 @@ static int copy(void *ctx, const void *src, int64_t scount, int stslot, void *ds
     int64_t bytes = scount * m->size[stslot];
     if (bytes != dcount * m->size[dtslot]) return MPI_ERR_TRUNCATE;
     if (bytes == 0) return 0;
+    convoy__plat_charge_copy(bytes);
     if (m->contig[stslot] && m->contig[dtslot]) {
         memmove(dst, src, (size_t)bytes);
         return 0;
@@ -87,6 +103,7 @@ static int reduce(void *ctx, const void *in, void *inout, int64_t count, int tsl
     convoy__mpi_transport *m = ctx;
     if (!count_ok(count)) return MPI_ERR_COUNT;
     (void)tslot; /* reductions are on the operation's datatype */
+    convoy__plat_charge_reduce(count, m->op_type);
     return count ? PMPI_Reduce_local(in, inout, (int)count, m->op_type, m->op) : 0;
 }
 
@@ -136,6 +153,7 @@ void convoy__mpi_transport_init(convoy__mpi_transport *m, MPI_Comm comm, int tag
     t->irecv = irecv;
     t->test = test;
     t->cancel = cancel;
+    t->wait_any = wait_any;
     t->copy = copy;
     t->reduce = reduce;
     if (shm) {

@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const coll_names[CONVOY_NCOLL] = {"allgatherv", "allreduce", "barrier",
-                                                     "reduce_scatter"};
+static const char *const coll_names[CONVOY_NCOLL] = {
+    "allgatherv", "allreduce", "barrier", "reduce_scatter", "allgather", "reduce_scatter_block",
+    "bcast",      "gather",    "gatherv", "scatter",        "scatterv"};
 
 const char *convoy__coll_name(int coll)
 {
@@ -19,10 +20,16 @@ int convoy__coll_parse(const char *name)
     return -1;
 }
 
+int convoy__algo_serves(const convoy__algo *al, int coll)
+{
+    return al->coll == coll || (al->also != 0 && al->also == coll);
+}
+
 const convoy__algo *convoy__algo_find(int coll, const char *name)
 {
     for (int i = 0; i < convoy__nalgos; i++)
-        if (convoy__algos[i].coll == coll && strcmp(convoy__algos[i].name, name) == 0)
+        if (convoy__algo_serves(&convoy__algos[i], coll) &&
+            strcmp(convoy__algos[i].name, name) == 0)
             return &convoy__algos[i];
     return NULL;
 }
@@ -38,10 +45,11 @@ void convoy__machine_builtin(convoy__machine *m)
 
 static int usable(const convoy__algo *al, const convoy__args *a, int reproducible)
 {
-    if (al->coll != a->coll) return 0;
+    if (!convoy__algo_serves(al, a->coll)) return 0;
     if (reproducible && !(al->props & CONVOY_ALGO_REPRODUCIBLE)) return 0;
-    if ((a->coll == CONVOY_COLL_ALLREDUCE || a->coll == CONVOY_COLL_REDUCE_SCATTER) &&
-        !a->commutative && !(al->props & CONVOY_ALGO_NONCOMMUTATIVE))
+    const int base = convoy__coll_base(a->coll);
+    if ((base == CONVOY_COLL_ALLREDUCE || base == CONVOY_COLL_REDUCE_SCATTER) && !a->commutative &&
+        !(al->props & CONVOY_ALGO_NONCOMMUTATIVE))
         return 0;
     return !al->applicable || al->applicable(a);
 }

@@ -18,6 +18,8 @@ enum {
 
 typedef struct convoy__algo {
     int coll;         /* enum convoy__coll */
+    int also;         /* a second collective whose table lists it (Allgather for an allgatherv
+                         algorithm, the block form for a reduce_scatter one), 0: none */
     const char *name; /* as in CONVOY_<COLL>_ALGO=name and convoy-check --algo */
     convoy__builder build;
     int (*applicable)(const convoy__args *a); /* NULL: always */
@@ -34,6 +36,8 @@ extern const int convoy__nalgos;
 const char *convoy__coll_name(int coll);
 int convoy__coll_parse(const char *name);
 const convoy__algo *convoy__algo_find(int coll, const char *name);
+/* Whether al is in coll's table (its own collective, or the one it is also listed under). */
+int convoy__algo_serves(const convoy__algo *al, int coll);
 
 /* Built-in machine parameters (the measured ones come from src/api/machine.c). */
 void convoy__machine_builtin(convoy__machine *m);

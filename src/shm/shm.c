@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE /* nanosleep, sched_yield */
 #include "shm/shm.h"
+#include "platform/platform.h"
 #include "sched/sched.h"
 
 #include <sched.h>
@@ -61,10 +62,8 @@ int convoy__shm_create(MPI_Comm node_comm, int64_t bytes, int nflags, convoy__sh
     rc = PMPI_Win_allocate_shared((MPI_Aint)share, 1, info, node_comm, &mine, &seg->win);
     PMPI_Info_free(&info);
     if (rc) goto fail;
-    MPI_Aint qsize;
-    int qdisp;
     char *base;
-    rc = PMPI_Win_shared_query(seg->win, 0, &qsize, &qdisp, &base);
+    rc = convoy__plat_shared_base(seg->win, 0, (MPI_Aint)share, &base);
     if (rc) goto fail_win;
     /* Each process clears its own share; the barrier publishes the zeros. */
     memset(mine, 0, (size_t)share);
@@ -97,6 +96,7 @@ void convoy__shm_notify(convoy__shm *seg, int flag, uint64_t value)
 {
     atomic_store_explicit(&seg->flags[(int64_t)seg->node_rank * seg->flag_stride + flag], value,
                           memory_order_release);
+    convoy__plat_notified();
 }
 
 int convoy__shm_reached(const convoy__shm *seg, int node_peer, int flag, uint64_t value)
@@ -107,21 +107,5 @@ int convoy__shm_reached(const convoy__shm *seg, int node_peer, int flag, uint64_
 
 void convoy__backoff(unsigned *iter)
 {
-    unsigned i = (*iter)++;
-#ifdef CONVOY_SIMGRID
-    /* Ranks are cooperative contexts: only an intercepted sleep lets the others run. */
-    (void)i;
-    struct timespec ts = {0, 1000};
-    nanosleep(&ts, NULL);
-#else
-    if (i < 16) return; /* the caller polls again at once */
-    if (i < 4096) {
-        sched_yield(); /* an oversubscribed core goes to a process that can progress */
-        return;
-    }
-    /* Long waits (a late peer): sleep, growing to 100 us, to leave the cores to others. */
-    long ns = 1000L << ((i - 4096) / 256 < 7 ? (i - 4096) / 256 : 7);
-    struct timespec ts = {0, ns > 100000 ? 100000 : ns};
-    nanosleep(&ts, NULL);
-#endif
+    convoy__plat_wait(iter);
 }

@@ -9,6 +9,7 @@
  * nonblocking path (which may not block on a split) by a hash of the processor name.
  */
 #include "topo/topo_mpi.h"
+#include "platform/platform.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,13 +48,7 @@ int convoy__topo_key(int64_t real, int64_t key[2])
 
 int64_t convoy__host_key(void)
 {
-    char name[MPI_MAX_PROCESSOR_NAME];
-    int len = 0;
-    PMPI_Get_processor_name(name, &len);
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (int i = 0; i < len; i++)
-        h = (h ^ (unsigned char)name[i]) * 0x100000001b3ULL;
-    return (int64_t)(h >> 1);
+    return convoy__plat_node_key();
 }
 
 int convoy__topo_from_keys(convoy__topo *topo, int size, int rank, const int64_t *keys)
@@ -98,8 +93,7 @@ int convoy__topo_mpi(MPI_Comm comm, convoy__topo *topo)
     MPI_Comm shm = MPI_COMM_NULL;
     int64_t *keys = NULL;
     if ((rc = PMPI_Comm_rank(comm, &rank)) || (rc = PMPI_Comm_size(comm, &size))) return rc;
-    if ((rc = PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shm)))
-        return rc;
+    if ((rc = convoy__plat_split_node(comm, rank, &shm))) return rc;
     int real;
     int64_t key[2];
     if ((rc = PMPI_Allreduce(&rank, &real, 1, MPI_INT, MPI_MIN, shm))) goto out;
@@ -119,7 +113,7 @@ out:
 int convoy__node_comm_mpi(MPI_Comm comm, const convoy__topo *topo, MPI_Comm *node_comm)
 {
     MPI_Comm shm;
-    int rc = PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, topo->rank, MPI_INFO_NULL, &shm);
+    int rc = convoy__plat_split_node(comm, topo->rank, &shm);
     if (rc) return rc;
     rc = PMPI_Comm_split(shm, topo->node, topo->rank, node_comm);
     PMPI_Comm_free(&shm);

@@ -260,7 +260,7 @@ static const char *const all_colls[] = {
     "allgatherv", "allreduce", "barrier",     "bcast",  "scatter",
     "gather",     "allgather", "alltoall",    "reduce", "reduce_scatter_block",
     "scan",       "exscan",    "reduce_local"};
-static const char *const rooted[] = {"bcast", "scatter", "gather", "reduce"};
+static const char *const rooted[] = {"bcast", "scatter", "scatterv", "gather", "gatherv", "reduce"};
 static const char *const all_guidelines[] = {"bcast<=scatter+allgather",
                                              "allreduce<=reduce+bcast",
                                              "allreduce<=reduce_scatter_block+allgather",

@@ -31,6 +31,7 @@
  */
 #include "common.h"
 
+#include <ctype.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -570,10 +571,16 @@ static const char *mode_name(int m)
     return m == M_BLOCKING ? "blocking" : m == M_NONBLOCKING ? "nonblocking" : "persistent";
 }
 
+/* CONVOY_<COLL>_ALGO for the collective's own table (convoy_Allgather reads
+ * CONVOY_ALLGATHER_ALGO). */
 static void force_algo(int coll, const char *name)
 {
-    const char *var =
-        coll == CONVOY_COLL_ALLREDUCE ? "CONVOY_ALLREDUCE_ALGO" : "CONVOY_ALLGATHERV_ALGO";
+    char var[64];
+    const char *n = convoy__coll_name(coll);
+    int k = snprintf(var, sizeof var, "CONVOY_");
+    for (; *n && k < 50; n++)
+        var[k++] = (char)toupper((unsigned char)*n);
+    snprintf(var + k, sizeof var - (size_t)k, "_ALGO");
     if (name)
         setenv(var, name, 1);
     else
@@ -716,7 +723,8 @@ static int algo_list(const tcomm *c, int coll, int noncommutative, const char **
     int n = 0;
     names[n++] = NULL;
     for (int i = 0; i < convoy__nalgos && n < max; i++) {
-        if (convoy__algos[i].coll != coll || !applies(c, &convoy__algos[i])) continue;
+        if (!convoy__algo_serves(&convoy__algos[i], coll) || !applies(c, &convoy__algos[i]))
+            continue;
         if (noncommutative && !(convoy__algos[i].props & CONVOY_ALGO_NONCOMMUTATIVE)) continue;
         names[n++] = convoy__algos[i].name;
     }
@@ -1158,7 +1166,7 @@ static void case_allgatherv(const tcomm *c, const layout *sl, const layout *rl, 
             char w2[700];
             snprintf(w2, sizeof w2, "%s algo=%s mode=%s%s", what, algos[a] ? algos[a] : "default",
                      mode_name(mode), ag ? " as convoy_Allgather" : "");
-            force_algo(CONVOY_COLL_ALLGATHERV, algos[a]);
+            force_algo(ag ? CONVOY_COLL_ALLGATHER : CONVOY_COLL_ALLGATHERV, algos[a]);
             tc_case(w2);
             canary(&rb);
             if (inplace)
@@ -1173,6 +1181,7 @@ static void case_allgatherv(const tcomm *c, const layout *sl, const layout *rl, 
         }
     }
     force_algo(CONVOY_COLL_ALLGATHERV, NULL);
+    force_algo(CONVOY_COLL_ALLGATHER, NULL);
     tbuf_free(&exp);
     tbuf_free(&sb);
     tbuf_free(&rb);
@@ -1846,6 +1855,7 @@ int main(int argc, char **argv)
     g_verbose = getenv("CONVOY_TEST_VERBOSE") && atoi(getenv("CONVOY_TEST_VERBOSE"));
     unsetenv("CONVOY_ALLREDUCE_ALGO");
     unsetenv("CONVOY_ALLGATHERV_ALGO");
+    unsetenv("CONVOY_ALLGATHER_ALGO");
     make_types();
     make_ops();
     world_ids(ws);

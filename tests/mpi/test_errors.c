@@ -951,6 +951,204 @@ static void test_watchdog(void)
     MPI_Comm_free(&comm);
 }
 
+/* --- rooted collectives -------------------------------------------------------------- */
+
+/* One rooted call (coll: 'b'cast, 'g'ather, 'G'atherv, 's'catter, 'S'catterv) in family fam.
+ * Gather: (sb, sc, st) own, (rb, rc | rcs, ds, rt) the root's; Scatter: (sb, sc | rcs, ds, st)
+ * the root's, (rb, rc, rt) own; Bcast: (rb, rc, rt). */
+static int call_rooted(int fam, char coll, const void *sb, int sc, MPI_Datatype st, void *rb,
+                       int rc_, const int *rcs, const int *ds, MPI_Datatype rt, int root,
+                       MPI_Comm comm)
+{
+    convoy_request req = CONVOY_REQUEST_NULL, *q = &req;
+    const MPI_Info in = MPI_INFO_NULL;
+    int rc = MPI_SUCCESS;
+#define FAM(name, ...)                                                                             \
+    rc = fam == F_BLOCKING      ? convoy_##name(__VA_ARGS__)                                       \
+         : fam == F_NONBLOCKING ? convoy_I##name(__VA_ARGS__, q)                                   \
+                                : convoy_##name##_init(__VA_ARGS__, in, q)
+#define convoy_IBcast convoy_Ibcast
+#define convoy_IGather convoy_Igather
+#define convoy_IGatherv convoy_Igatherv
+#define convoy_IScatter convoy_Iscatter
+#define convoy_IScatterv convoy_Iscatterv
+    switch (coll) {
+    case 'b': FAM(Bcast, rb, rc_, rt, root, comm); break;
+    case 'g': FAM(Gather, sb, sc, st, rb, rc_, rt, root, comm); break;
+    case 'G': FAM(Gatherv, sb, sc, st, rb, rcs, ds, rt, root, comm); break;
+    case 's': FAM(Scatter, sb, sc, st, rb, rc_, rt, root, comm); break;
+    default: FAM(Scatterv, sb, rcs, ds, st, rb, rc_, rt, root, comm); break;
+    }
+#undef FAM
+    if (req != CONVOY_REQUEST_NULL) {
+        /* A nonblocking call's error may come from its completion (CONVOY_CHECK_ARGS). */
+        const int w = fam == F_NONBLOCKING ? convoy_wait(&req) : MPI_SUCCESS;
+        if (!rc) rc = w;
+        convoy_request_free(&req);
+    }
+    return rc;
+}
+
+/* Argument errors of the rooted collectives. An argument significant at the root only is
+ * wrong at the root while every other rank passes a wrong argument of its own, so that
+ * every rank returns an error (none is left waiting in the collective). */
+static void test_args_rooted(void)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    still_works(comm, "nothing");
+    int sb[64], rb[64], counts[64], displs[64];
+    for (int i = 0; i < 64; i++)
+        sb[i] = i, rb[i] = 0, counts[i] = 2, displs[i] = 2 * i;
+    MPI_Datatype uncommitted;
+    MPI_Type_vector(2, 1, 2, MPI_INT, &uncommitted);
+    const int me_root = rank == 0; /* root 0 in the cases below */
+    char what[256];
+    for (int f = 0; f < F_NFAM; f++) {
+#define RT(coll, desc, c1, c2, ...)                                                                \
+    do {                                                                                           \
+        snprintf(what, sizeof what, "%s %s: %s",                                                   \
+                 coll == 'b'   ? "Bcast"                                                           \
+                 : coll == 'g' ? "Gather"                                                          \
+                 : coll == 'G' ? "Gatherv"                                                         \
+                 : coll == 's' ? "Scatter"                                                         \
+                               : "Scatterv",                                                       \
+                 f == F_BLOCKING      ? "blocking"                                                 \
+                 : f == F_NONBLOCKING ? "nonblocking"                                              \
+                                      : "persistent",                                              \
+                 desc);                                                                            \
+        expect_class(comm, what, call_rooted(f, coll, __VA_ARGS__), c1, c2);                       \
+    } while (0)
+        RT('b', "root -1", MPI_ERR_ROOT, -1, NULL, 0, MPI_INT, rb, 2, NULL, NULL, MPI_INT, -1,
+           comm);
+        RT('b', "root = size", MPI_ERR_ROOT, -1, NULL, 0, MPI_INT, rb, 2, NULL, NULL, MPI_INT, size,
+           comm);
+        RT('b', "count -1", MPI_ERR_COUNT, -1, NULL, 0, MPI_INT, rb, -1, NULL, NULL, MPI_INT, 0,
+           comm);
+        RT('b', "MPI_DATATYPE_NULL", MPI_ERR_TYPE, -1, NULL, 0, MPI_INT, rb, 2, NULL, NULL,
+           MPI_DATATYPE_NULL, 0, comm);
+        RT('b', "uncommitted datatype", MPI_ERR_TYPE, -1, NULL, 0, MPI_INT, rb, 1, NULL, NULL,
+           uncommitted, 0, comm);
+        RT('b', "buffer MPI_IN_PLACE", MPI_ERR_BUFFER, -1, NULL, 0, MPI_INT, MPI_IN_PLACE, 2, NULL,
+           NULL, MPI_INT, 0, comm);
+        RT('b', "MPI_COMM_NULL", MPI_ERR_COMM, -1, NULL, 0, MPI_INT, rb, 2, NULL, NULL, MPI_INT, 0,
+           MPI_COMM_NULL);
+        for (const char *c = "gGsS"; *c; c++) {
+            const int g = *c == 'g' || *c == 'G', v = *c == 'G' || *c == 'S';
+            /* own side wrong off the root, the root's side wrong at the root */
+            const int own_count = me_root ? 2 : -1, vec_count = me_root ? -1 : 2;
+            int bad[64];
+            for (int i = 0; i < 64; i++)
+                bad[i] = i == size - 1 ? -1 : 2;
+            RT(*c, "root -1", MPI_ERR_ROOT, -1, sb, 2, MPI_INT, rb, 2, counts, displs, MPI_INT, -1,
+               comm);
+            RT(*c, "root = size", MPI_ERR_ROOT, -1, sb, 2, MPI_INT, rb, 2, counts, displs, MPI_INT,
+               size, comm);
+            if (g) {
+                RT(*c, "MPI_IN_PLACE as recvbuf at the root and as sendbuf elsewhere",
+                   MPI_ERR_BUFFER, -1, me_root ? (void *)sb : MPI_IN_PLACE, 2, MPI_INT,
+                   me_root ? MPI_IN_PLACE : (void *)rb, 2, counts, displs, MPI_INT, 0, comm);
+                RT(*c, "sendcount -1 off the root, a receive count -1 at the root", MPI_ERR_COUNT,
+                   -1, sb, own_count, MPI_INT, rb, vec_count, v ? bad : counts, displs, MPI_INT, 0,
+                   comm);
+                RT(*c, "sendtype NULL off the root, recvtype NULL at the root", MPI_ERR_TYPE, -1,
+                   sb, 2, me_root ? MPI_INT : MPI_DATATYPE_NULL, rb, 2, counts, displs,
+                   me_root ? MPI_DATATYPE_NULL : MPI_INT, 0, comm);
+                RT(*c, "sendbuf == recvbuf at the root, sendcount -1 elsewhere", MPI_ERR_BUFFER,
+                   MPI_ERR_COUNT, sb, own_count, MPI_INT, me_root ? sb : rb, 2, counts, displs,
+                   MPI_INT, 0, comm);
+                if (v)
+                    RT(*c, "recvcounts NULL at the root, sendcount -1 elsewhere", MPI_ERR_ARG,
+                       MPI_ERR_COUNT, sb, own_count, MPI_INT, rb, 2, me_root ? NULL : counts,
+                       displs, MPI_INT, 0, comm);
+            } else {
+                RT(*c, "MPI_IN_PLACE as sendbuf at the root and as recvbuf elsewhere",
+                   MPI_ERR_BUFFER, -1, me_root ? MPI_IN_PLACE : (void *)sb, 2, MPI_INT,
+                   me_root ? (void *)rb : MPI_IN_PLACE, 2, counts, displs, MPI_INT, 0, comm);
+                RT(*c, "recvcount -1 off the root, a send count -1 at the root", MPI_ERR_COUNT, -1,
+                   sb, vec_count, MPI_INT, rb, own_count, v ? bad : counts, displs, MPI_INT, 0,
+                   comm);
+                RT(*c, "recvtype NULL off the root, sendtype NULL at the root", MPI_ERR_TYPE, -1,
+                   sb, 2, me_root ? MPI_DATATYPE_NULL : MPI_INT, rb, 2, counts, displs,
+                   me_root ? MPI_INT : MPI_DATATYPE_NULL, 0, comm);
+                if (v)
+                    RT(*c, "displs NULL at the root, recvcount -1 elsewhere", MPI_ERR_ARG,
+                       MPI_ERR_COUNT, sb, 2, MPI_INT, rb, own_count, counts,
+                       me_root ? NULL : displs, MPI_INT, 0, comm);
+            }
+        }
+#undef RT
+    }
+    /* The communicator still works after all of them, and the error handler is called. */
+    still_works(comm, "the rooted argument errors");
+    MPI_Errhandler eh;
+    MPI_Comm_create_errhandler(user_handler, &eh);
+    MPI_Comm_set_errhandler(comm, eh);
+    eh_calls = 0, eh_class = -1, eh_comm = MPI_COMM_NULL;
+    int rc = convoy_Bcast(rb, 2, MPI_INT, size, comm);
+    char detail[256];
+    snprintf(detail, sizeof detail, "rc %d, handler called %d times, class %d", rc, eh_calls,
+             eh_class);
+    tc_check(comm,
+             rc != MPI_SUCCESS && eh_calls == 1 && eh_class == MPI_ERR_ROOT && eh_comm == comm,
+             "convoy_Bcast root = size: the user's error handler, once, with MPI_ERR_ROOT", detail);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Errhandler_free(&eh);
+    MPI_Type_free(&uncommitted);
+    MPI_Comm_free(&comm);
+}
+
+/* CONVOY_CHECK_ARGS on the rooted collectives: a root or a block size that differs across
+ * ranks is an error on every rank, named on stderr, instead of a hang. */
+static void test_check_rooted(void)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    still_works(comm, "nothing (first use)");
+    const int last = size - 1;
+    int sb[64], rb[256], counts[64], displs[64];
+    for (int i = 0; i < 64; i++)
+        sb[i] = i, counts[i] = 2, displs[i] = 2 * i;
+    static const char *const kw_root[] = {"root", NULL};
+    static const char *const kw_bytes[] = {"bytes", "count", NULL};
+    char *msg;
+    int rc;
+    for (int f = F_BLOCKING; f <= F_NONBLOCKING; f++) {
+        const char *fam = f == F_BLOCKING ? "" : " (nonblocking)";
+        char what[256];
+        snprintf(what, sizeof what, "Bcast%s, the last rank passes root 1, the others 0", fam);
+        cap_begin(what);
+        rc = call_rooted(f, 'b', NULL, 0, MPI_INT, rb, 4, NULL, NULL, MPI_INT, rank == last, comm);
+        msg = cap_end();
+        mismatch(comm, what, rc, msg, kw_root);
+        free(msg);
+        snprintf(what, sizeof what, "Gatherv%s, the last rank passes root 1, the others 0", fam);
+        cap_begin(what);
+        rc =
+            call_rooted(f, 'G', sb, 2, MPI_INT, rb, 0, counts, displs, MPI_INT, rank == last, comm);
+        msg = cap_end();
+        mismatch(comm, what, rc, msg, kw_root);
+        free(msg);
+        snprintf(what, sizeof what, "Gather%s, the last rank sends 3 ints, the root takes 2", fam);
+        cap_begin(what);
+        rc = call_rooted(f, 'g', sb, rank == last ? 3 : 2, MPI_INT, rb, 2, NULL, NULL, MPI_INT, 0,
+                         comm);
+        msg = cap_end();
+        mismatch(comm, what, rc, msg, kw_bytes);
+        free(msg);
+    }
+    still_works(comm, "the rooted mismatches");
+    MPI_Comm_free(&comm);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -959,9 +1157,11 @@ int main(int argc, char **argv)
     if (strcmp(mode, "args") == 0) {
         test_args();
         test_args_reduce_scatter();
+        test_args_rooted();
     } else if (strcmp(mode, "check") == 0) {
         test_check();
         test_check_reduce_scatter();
+        test_check_rooted();
     } else if (strcmp(mode, "watchdog") == 0)
         test_watchdog();
     else {

@@ -411,12 +411,22 @@ static const char *mode_name(int m)
     return m == M_BLOCKING ? "blocking" : m == M_NONBLOCKING ? "nonblocking" : "persistent";
 }
 
+/* Both forms' variables: each form reads its own table's (CONVOY_REDUCE_SCATTER_ALGO,
+ * CONVOY_REDUCE_SCATTER_BLOCK_ALGO); the lists below only name algorithms of that table. */
 static void force_algo(const char *name)
 {
-    if (name)
+    if (name) {
         setenv("CONVOY_REDUCE_SCATTER_ALGO", name, 1);
-    else
+        setenv("CONVOY_REDUCE_SCATTER_BLOCK_ALGO", name, 1);
+    } else {
         unsetenv("CONVOY_REDUCE_SCATTER_ALGO");
+        unsetenv("CONVOY_REDUCE_SCATTER_BLOCK_ALGO");
+    }
+}
+
+static int form_coll(int block)
+{
+    return block ? CONVOY_COLL_REDUCE_SCATTER_BLOCK : CONVOY_COLL_REDUCE_SCATTER;
 }
 
 /* block: the Reduce_scatter_block form with rc[0] per rank, else Reduce_scatter. */
@@ -465,14 +475,14 @@ static void make_comm(tcomm *c, MPI_Comm comm, const char *name)
     MPI_Comm_size(comm, &c->size);
 }
 
-/* NULL (the default selection) first, then every registered Reduce_scatter algorithm
- * (for a non-commutative op only those that declare they keep rank order). */
-static int algo_list(int noncommutative, const char **names, int max)
+/* NULL (the default selection) first, then every algorithm of the form's table (for a
+ * non-commutative op only those that declare they keep rank order). */
+static int algo_list(int block, int noncommutative, const char **names, int max)
 {
     int n = 0;
     names[n++] = NULL;
     for (int i = 0; i < convoy__nalgos && n < max; i++) {
-        if (convoy__algos[i].coll != CONVOY_COLL_REDUCE_SCATTER) continue;
+        if (!convoy__algo_serves(&convoy__algos[i], form_coll(block))) continue;
         if (noncommutative && !(convoy__algos[i].props & CONVOY_ALGO_NONCOMMUTATIVE)) continue;
         names[n++] = convoy__algos[i].name;
     }
@@ -613,7 +623,7 @@ static void case_rs(const tcomm *c, const ttype *t, const opdesc *o, int kind, i
     }
 
     const char *algos[16];
-    int na = algo_list(!o->commutative, algos, 16);
+    int na = algo_list(block, !o->commutative, algos, 16);
     for (int a = 0; a < na; a++)
         for (int m = M_BLOCKING; m <= M_PERSISTENT; m <<= 1) {
             if (!(modes & m)) continue;
@@ -763,7 +773,7 @@ static void case_forced_builds(const tcomm *c, uint64_t seed)
 {
     for (int i = 0; i < convoy__nalgos; i++) {
         const convoy__algo *al = &convoy__algos[i];
-        if (al->coll != CONVOY_COLL_REDUCE_SCATTER) continue;
+        if (!convoy__algo_serves(al, CONVOY_COLL_REDUCE_SCATTER_BLOCK)) continue;
         char what[256], detail[256];
         snprintf(what, sizeof what, "reduce_scatter algo=%s comm=%s: forcing it builds it",
                  al->name, c->name);
@@ -836,8 +846,8 @@ int main(int argc, char **argv)
         suite(c, seed, k == 0);
         case_forced_builds(c, seed);
         for (int i = 0; i < convoy__nalgos; i++)
-            if (convoy__algos[i].coll == CONVOY_COLL_REDUCE_SCATTER)
-                for (int block = 0; block < 2; block++)
+            for (int block = 0; block < 2; block++)
+                if (convoy__algo_serves(&convoy__algos[i], form_coll(block)))
                     case_persistent(c, convoy__algos[i].name, block, seed + 7 + (uint64_t)i);
     }
 

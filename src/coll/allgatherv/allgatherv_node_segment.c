@@ -130,7 +130,7 @@ static int64_t packed_total(const convoy__args *a)
 
 int convoy__allgatherv_node_segment_applicable(const convoy__args *a)
 {
-    if (a->coll != CONVOY_COLL_ALLGATHERV || a->shm_bytes <= 0) return 0;
+    if (convoy__coll_base(a->coll) != CONVOY_COLL_ALLGATHERV || a->shm_bytes <= 0) return 0;
     int64_t ns, c;
     return packed_total(a) <= a->shm_bytes || stream_layout(a, &ns, &c);
 }

@@ -1,0 +1,105 @@
+/*
+ * Full-lane Allgather(v) (papers/004 §3.3, Listing 5; irregular counts: §6's open question,
+ * beyond-the-paper item 3).
+ *
+ * Idea: first an allgatherv on every (virtual) lane: lane j's members (node rank j of
+ * every node, lane.h) exchange their own blocks, so each process holds the blocks of its
+ * lane from all nodes; then an allgatherv on every node completes the result. All N lanes
+ * of a node carry data at once, each 1/n of the node's data.
+ *
+ * Bytes leaving each node (regular layout, N nodes of n processes, m bytes per process):
+ * (N - 1) n m with the lane ring (every process sends its block to N - 1 nodes; with a
+ * tree-like lane child each block still leaves the node N - 1 times at most once per
+ * receiving node: N - 1 per block, n blocks). Every process of a node sends inter-node
+ * data (checked: --assert-inter-spread 2, --expect-node-bytes).
+ *
+ * Cost: T_lane(N, m; n concurrent) + N T_node(n, m): the lane child's cost model on the
+ * network level with n processes per node sending at once, and one node child per source
+ * node (see zero copy) on the node level.
+ *
+ * Zero copy: every child receives straight into the user's receive buffer at the blocks'
+ * own displacements, so no scratch memory is allocated (checked: --expect-tmp-max 0). The
+ * paper's node allgather moves a strided vector type per process; here the node phase is
+ * one node allgatherv per source node (process q holds that node's blocks of the lanes q
+ * serves): more node messages (N (n - 1) instead of n - 1), no strided type, no packing.
+ *
+ * Restrictions: none. Non-uniform nodes use virtual lanes (lane.h: a node of n_l < n
+ * processes serves lane j with process j mod n_l), scattered ranks just change where the
+ * blocks are. Applicable when there is more than one node and some node has more than one
+ * process (else it is its own lane or node child).
+ */
+#include <stdlib.h>
+
+#include "coll/lane.h"
+
+int convoy__allgatherv_lane_applicable(const convoy__args *a)
+{
+    return a->topo->nnodes > 1 && a->topo->max_ppn > 1;
+}
+
+int convoy__allgatherv_lane(const convoy__args *a, convoy__schedule *s)
+{
+    const convoy__topo *t = a->topo;
+    const int N = t->nnodes, n = t->ppn, L = convoy__lane_count(t);
+    const int own_copy = convoy__agv_copy_own(a, s);
+    int *first = malloc((size_t)(N + n + 2) * sizeof *first);
+    int *own = malloc((size_t)(t->size + N) * sizeof *own);
+    int32_t *map = malloc((size_t)N * sizeof *map);
+    convoy__lane_deps lane = {0}, node = {0};
+    if (!first || !own || !map) {
+        s->err = CONVOY_ERR_NO_MEM;
+        goto out;
+    }
+    /* Lane phase: lane j's member on node l owns rank (l, j)'s block if that exists. One
+     * child per lane on every process (placeholders for the lanes it does not serve). */
+    for (int j = 0; j < L; j++) {
+        if (!convoy__lane_serves(t, j)) {
+            convoy__lane_placeholder(s, 0, NULL);
+            continue;
+        }
+        int k = 0;
+        for (int l = 0; l < N; l++) {
+            first[l] = k;
+            if (j < t->node_size[l]) own[k++] = convoy__topo_rank_at(t, l, j);
+        }
+        first[N] = k;
+        convoy__lane_map(t, j, map);
+        convoy__lane_agv_group(s, a, N, t->node, map, n, first, own, CONVOY_DEP(own_copy), &lane);
+    }
+    if (own_copy >= 0) convoy__lane_deps_add(&lane, own_copy, s);
+    /* Node phase: per source node l, node process q owns the blocks of l's ranks on the
+     * lanes it serves (q, q + n, ...). */
+    for (int l = 0; l < N && !s->err; l++) {
+        int k = 0;
+        for (int q = 0; q < n; q++) {
+            first[q] = k;
+            for (int j = q; j < t->node_size[l]; j += n)
+                own[k++] = convoy__topo_rank_at(t, l, j);
+        }
+        first[n] = k;
+        convoy__lane_agv_group(s, a, n, t->node_rank, NULL, 0, first, own, lane.n, lane.v, &node);
+    }
+    /* Children per process differ with the lanes it serves: a common tag block bound. */
+    s->tag_blocks = 1 + L + N * L;
+out:
+    convoy__lane_deps_free(&lane);
+    convoy__lane_deps_free(&node);
+    free(first);
+    free(own);
+    free(map);
+    return s->err;
+}
+
+double convoy__allgatherv_lane_cost(const convoy__args *a, const convoy__machine *m)
+{
+    const convoy__topo *t = a->topo;
+    int64_t total = 0;
+    for (int i = 0; i < t->size; i++)
+        total += a->rcounts[i];
+    const int64_t per = t->size ? total / t->size : 0;
+    convoy__args b = *a;
+    b.machine = *m;
+    const int n = t->max_ppn;
+    return convoy__lane_cost_equal(&b, CONVOY_COLL_ALLGATHERV, t->nnodes, n, per) +
+           t->nnodes * convoy__lane_cost_equal(&b, CONVOY_COLL_ALLGATHERV, n, 0, per);
+}

@@ -1,0 +1,354 @@
+/* The node/lane decomposition machinery (see lane.h). */
+#include "coll/lane.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "select/select.h"
+
+void convoy__lane_map(const convoy__topo *t, int j, int32_t *map)
+{
+    for (int l = 0; l < t->nnodes; l++)
+        map[l] = convoy__lane_member(t, j, l);
+}
+
+int convoy__lane_group_topo(convoy__topo *sub, int m, int me)
+{
+    int64_t *ids = malloc((size_t)(m > 0 ? m : 1) * sizeof *ids);
+    if (!ids) return CONVOY_ERR_NO_MEM;
+    for (int i = 0; i < m; i++)
+        ids[i] = i;
+    int rc = convoy__topo_from_ids(sub, m, me, ids);
+    free(ids);
+    return rc ? CONVOY_ERR_NO_MEM : 0;
+}
+
+int convoy__lane_node_topo_of(convoy__topo *sub, int n, int me)
+{
+    int64_t *ids = calloc((size_t)(n > 0 ? n : 1), sizeof *ids);
+    if (!ids) return CONVOY_ERR_NO_MEM;
+    int rc = convoy__topo_from_ids(sub, n, me, ids);
+    free(ids);
+    return rc ? CONVOY_ERR_NO_MEM : 0;
+}
+
+int convoy__lane_node_topo(convoy__topo *sub, const convoy__topo *t)
+{
+    return convoy__lane_node_topo_of(sub, t->ppn, t->node_rank);
+}
+
+void convoy__lane_sub_args(const convoy__args *a, int coll, const convoy__topo *sub_topo,
+                           int concurrent, convoy__args *sub)
+{
+    *sub = *a;
+    sub->coll = coll;
+    sub->topo = sub_topo;
+    sub->inplace = 0;
+    /* Concurrent children would share the segment's flags: children use messages. */
+    sub->shm_bytes = 0;
+    sub->machine = convoy__lane_level(&a->machine, concurrent);
+}
+
+convoy__machine convoy__lane_level(const convoy__machine *m, int concurrent)
+{
+    convoy__machine r = convoy__machine_levels(m);
+    if (concurrent <= 0) {
+        r.alpha = r.alpha_node;
+        r.beta = r.beta_node;
+    } else if (concurrent * r.beta_nic > r.beta) {
+        r.beta = concurrent * r.beta_nic;
+    }
+    return r;
+}
+
+double convoy__lane_child_cost(const convoy__args *sub)
+{
+    if (sub->topo->size <= 1) return 0;
+    const convoy__algo *al = convoy__select(sub, &sub->machine, NULL, 1);
+    return al && al->cost ? al->cost(sub, &sub->machine) : 0;
+}
+
+double convoy__lane_cost_equal(const convoy__args *a, int coll, int m, int concurrent,
+                               int64_t count)
+{
+    if (m <= 1) return 0;
+    convoy__topo st;
+    int64_t *rc = malloc(2 * (size_t)m * sizeof *rc);
+    int ok = rc && !(concurrent > 0 ? convoy__lane_group_topo(&st, m, 0)
+                                    : convoy__lane_node_topo_of(&st, m, 0));
+    double t = 0;
+    if (ok) {
+        convoy__args sub;
+        convoy__lane_sub_args(a, coll, &st, concurrent, &sub);
+        int64_t b = convoy__coll_base(coll) == CONVOY_COLL_REDUCE_SCATTER ? count / m : count;
+        for (int i = 0; i < m; i++) {
+            rc[i] = b;
+            rc[m + i] = b * i;
+        }
+        sub.count = count;
+        sub.rcounts = rc;
+        sub.displs = rc + m;
+        t = convoy__lane_child_cost(&sub);
+        convoy__topo_free(&st);
+    }
+    free(rc);
+    return t;
+}
+
+/* Whether the child moves any data (an all-zero child is left out). */
+static int moves(const convoy__args *sub)
+{
+    if (sub->count > 0) return 1;
+    if (sub->rcounts)
+        for (int i = 0; i < sub->topo->size; i++)
+            if (sub->rcounts[i] > 0) return 1;
+    return 0;
+}
+
+int convoy__lane_placeholder(convoy__schedule *s, int ndeps, const int *deps)
+{
+    if (s->err) return -1;
+    convoy__schedule *c = malloc(sizeof *c);
+    if (!c) {
+        s->err = CONVOY_ERR_NO_MEM;
+        return -1;
+    }
+    convoy__sched_init(c);
+    return convoy__add_nested(s, CONVOY_COMM_NODE, c, ndeps, deps);
+}
+
+/* Scratch a schedule tree allocates (each nested executor keeps its own to the end). */
+int64_t convoy__lane_tree_tmp(const convoy__schedule *s)
+{
+    int64_t b = s->tmp_bytes;
+    for (int i = 0; i < s->nchildren; i++)
+        b += convoy__lane_tree_tmp(s->children[i]);
+    return b;
+}
+
+/* The child's algorithm and its schedule: the cheapest usable one (every rank's choice is
+ * the same: same arguments, same machine), or with CONVOY_LANE_LEAST_SCRATCH the cheapest
+ * of those whose schedule allocates the least scratch. */
+static int build_child(const convoy__args *sub, int flags, convoy__schedule **out)
+{
+    convoy__schedule *best = NULL;
+    double best_cost = 0;
+    int64_t best_tmp = 0;
+    for (int i = 0; i < convoy__nalgos; i++) {
+        const convoy__algo *al = &convoy__algos[i];
+        const convoy__algo *one = convoy__select(sub, &sub->machine, al->name, 1);
+        if (one != al) continue; /* not in this table, or not usable here */
+        const double cost = al->cost ? al->cost(sub, &sub->machine) : 0;
+        if (!(flags & CONVOY_LANE_LEAST_SCRATCH) && best && cost >= best_cost) continue;
+        convoy__schedule *c = malloc(sizeof *c);
+        if (!c) break;
+        convoy__sched_init(c);
+        int rc = al->build(sub, c);
+        const int64_t tmp = convoy__lane_tree_tmp(c);
+        const int better = !best || (flags & CONVOY_LANE_LEAST_SCRATCH
+                                         ? tmp < best_tmp || (tmp == best_tmp && cost < best_cost)
+                                         : cost < best_cost);
+        if (rc || !better) {
+            convoy__sched_free(c);
+            free(c);
+            if (rc) {
+                if (best) convoy__sched_free(best), free(best);
+                return rc;
+            }
+            continue;
+        }
+        if (best) convoy__sched_free(best), free(best);
+        best = c, best_cost = cost, best_tmp = tmp;
+    }
+    *out = best;
+    return best ? 0 : CONVOY_ERR_INTERN;
+}
+
+int convoy__lane_child(convoy__schedule *s, const convoy__args *sub, const int32_t *map,
+                       convoy__region send, convoy__region recv, int ndeps, const int *deps)
+{
+    return convoy__lane_child_flags(s, sub, map, send, recv, 0, ndeps, deps);
+}
+
+int convoy__lane_child_flags(convoy__schedule *s, const convoy__args *sub, const int32_t *map,
+                             convoy__region send, convoy__region recv, int flags, int ndeps,
+                             const int *deps)
+{
+    if (s->err) return -1;
+    if (!moves(sub)) return convoy__lane_placeholder(s, ndeps, deps);
+    if (sub->topo->size <= 1) {
+        /* A group of one: the collective is the copy of the own data into place (nothing
+         * in place), in a child of its own so that the tree keeps its shape. */
+        convoy__schedule *c = malloc(sizeof *c);
+        if (!c) {
+            s->err = CONVOY_ERR_NO_MEM;
+            return -1;
+        }
+        convoy__sched_init(c);
+        if (!sub->inplace) {
+            const int agv = convoy__coll_base(sub->coll) == CONVOY_COLL_ALLGATHERV;
+            const int64_t off = agv ? sub->displs[0] * sub->rtype.extent : 0;
+            const int64_t n = agv ? sub->rcounts[0] : sub->count;
+            convoy__add_copy(c, convoy__reg(CONVOY_BUF_SEND, CONVOY_T_SEND, 0, sub->count),
+                             convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, off, n), 0, NULL);
+        }
+        return convoy__add_nested_on(s, CONVOY_COMM_NODE, c, send, recv, ndeps, deps);
+    }
+    convoy__schedule *c = NULL;
+    int rc = build_child(sub, flags, &c);
+    if (!rc && map) {
+        c->map = malloc((size_t)sub->topo->size * sizeof *c->map);
+        if (c->map) {
+            memcpy(c->map, map, (size_t)sub->topo->size * sizeof *c->map);
+            c->nmap = sub->topo->size;
+        } else {
+            rc = CONVOY_ERR_NO_MEM;
+        }
+    }
+    if (rc) {
+        if (c) convoy__sched_free(c), free(c);
+        s->err = rc;
+        return -1;
+    }
+    return convoy__add_nested_on(s, map ? CONVOY_COMM_MAP : CONVOY_COMM_NODE, c, send, recv, ndeps,
+                                 deps);
+}
+
+void convoy__lane_deps_add(convoy__lane_deps *d, int step, convoy__schedule *s)
+{
+    if (step < 0) return;
+    if (d->n == d->cap) {
+        int cap = d->cap ? 2 * d->cap : 16;
+        int *v = realloc(d->v, (size_t)cap * sizeof *v);
+        if (!v) {
+            s->err = CONVOY_ERR_NO_MEM;
+            return;
+        }
+        d->v = v;
+        d->cap = cap;
+    }
+    d->v[d->n++] = step;
+}
+
+void convoy__lane_deps_free(convoy__lane_deps *d)
+{
+    free(d->v);
+    memset(d, 0, sizeof *d);
+}
+
+int convoy__lane_agv_group(convoy__schedule *s, const convoy__args *a, int m, int me,
+                           const int32_t *map, int concurrent, const int *first, const int *own,
+                           int ndeps, const int *deps, convoy__lane_deps *out)
+{
+    if (m <= 1) return s->err;
+    /* One child if every member's blocks follow each other in the receive buffer. */
+    int merged = 1, width = 0;
+    for (int i = 0; i < m; i++) {
+        if (first[i + 1] - first[i] > width) width = first[i + 1] - first[i];
+        for (int k = first[i] + 1; k < first[i + 1] && merged; k++)
+            merged = a->displs[own[k]] == a->displs[own[k - 1]] + a->rcounts[own[k - 1]];
+    }
+    convoy__topo st;
+    int64_t *rc = malloc(2 * (size_t)m * sizeof *rc);
+    if (!rc ||
+        (map ? convoy__lane_group_topo(&st, m, me) : convoy__lane_node_topo_of(&st, m, me))) {
+        free(rc);
+        return s->err = CONVOY_ERR_NO_MEM;
+    }
+    int64_t *dp = rc + m;
+    convoy__args sub;
+    convoy__lane_sub_args(a, CONVOY_COLL_ALLGATHERV, &st, map ? concurrent : 0, &sub);
+    sub.rcounts = rc;
+    sub.displs = dp;
+    const convoy__region recv = convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, 0, 0);
+    for (int v = 0; v < (merged ? 1 : width) && !s->err; v++) {
+        for (int i = 0; i < m; i++) {
+            rc[i] = 0;
+            dp[i] = 0;
+            if (merged) {
+                for (int k = first[i]; k < first[i + 1]; k++)
+                    rc[i] += a->rcounts[own[k]];
+                if (first[i + 1] > first[i]) dp[i] = a->displs[own[first[i]]];
+            } else if (first[i] + v < first[i + 1]) {
+                rc[i] = a->rcounts[own[first[i] + v]];
+                dp[i] = a->displs[own[first[i] + v]];
+            }
+        }
+        /* The child's own block is already in place: it runs in place on the receive
+         * buffer (send region = its own block). */
+        sub.count = rc[me];
+        sub.inplace = 1;
+        int step = convoy__lane_child_flags(s, &sub, map, recv, recv, CONVOY_LANE_LEAST_SCRATCH,
+                                            ndeps, deps);
+        convoy__lane_deps_add(out, step, s);
+    }
+    convoy__topo_free(&st);
+    free(rc);
+    return s->err;
+}
+
+/* Binomial tree over the node group, relative ranks v (root 0): v's parent clears v's
+ * lowest set bit; its children are v + mask for the masks below that bit. Returns the
+ * parent (-1 at the root) and that bit (n rounded up to a power of two at the root). */
+static int tree_parent(int v, int n, int *low)
+{
+    int mask = 1;
+    while (mask < n && !(v & mask))
+        mask <<= 1;
+    *low = mask;
+    return v ? v - mask : -1;
+}
+
+int convoy__lane_node_bcast(convoy__schedule *s, const convoy__topo *t, int root,
+                            const convoy__region *reg, int nreg, int tag, int ndeps,
+                            const int *deps, convoy__lane_deps *out)
+{
+    const int n = t->ppn, v = (t->node_rank - root + n) % n;
+    int low, parent = tree_parent(v, n, &low);
+    convoy__lane_deps got = {0};
+    for (int k = 0; k < nreg && parent >= 0; k++)
+        if (reg[k].count > 0)
+            convoy__lane_deps_add(&got,
+                                  convoy__add_recv(s, CONVOY_COMM_NODE, (parent + root) % n,
+                                                   tag + k, reg[k], ndeps, deps),
+                                  s);
+    const int nd = parent >= 0 ? got.n : ndeps;
+    const int *dd = parent >= 0 ? got.v : deps;
+    for (int mask = low >> 1; mask >= 1; mask >>= 1) {
+        if (v + mask >= n) continue;
+        for (int k = 0; k < nreg; k++)
+            if (reg[k].count > 0)
+                convoy__lane_deps_add(out,
+                                      convoy__add_send(s, CONVOY_COMM_NODE, (v + mask + root) % n,
+                                                       tag + k, reg[k], nd, dd),
+                                      s);
+    }
+    for (int k = 0; k < got.n; k++)
+        convoy__lane_deps_add(out, got.v[k], s);
+    convoy__lane_deps_free(&got);
+    return s->err;
+}
+
+int convoy__lane_node_reduce(convoy__schedule *s, const convoy__topo *t, int root,
+                             convoy__region acc, convoy__region tmp, int tag, int ndeps,
+                             const int *deps)
+{
+    const int n = t->ppn, v = (t->node_rank - root + n) % n;
+    int low, parent = tree_parent(v, n, &low);
+    if (acc.count == 0) return -1;
+    /* Children nearest first; one scratch region, so one child's partial at a time (the
+     * next receive waits for the reduce that consumed the last). */
+    int last = -1;
+    for (int mask = 1; mask < low && v + mask < n; mask <<= 1) {
+        const int peer = (v + mask + root) % n;
+        int r = last >= 0 ? convoy__add_recv(s, CONVOY_COMM_NODE, peer, tag, tmp, 1, &last)
+                          : convoy__add_recv(s, CONVOY_COMM_NODE, peer, tag, tmp, ndeps, deps);
+        last = convoy__add_reduce(s, tmp, acc, 1, &r);
+    }
+    if (parent >= 0) {
+        const int peer = (parent + root) % n;
+        last = last >= 0 ? convoy__add_send(s, CONVOY_COMM_NODE, peer, tag, acc, 1, &last)
+                         : convoy__add_send(s, CONVOY_COMM_NODE, peer, tag, acc, ndeps, deps);
+    }
+    return last;
+}

@@ -1,0 +1,171 @@
+/*
+ * Decomposing a collective into node and lane collectives (Träff and Hunold, papers/004
+ * §1-§3), for any communicator: the machinery the `lane` and `hier` builders share.
+ *
+ * A `lane`/`hier` builder is a parent schedule whose steps are nested child schedules, each
+ * built by a registered builder (ring, recdbl, ...) on a sub-topology with derived
+ * arguments: one schedule per call, checked as a whole by convoy-check.
+ *
+ * The groups
+ *   node group:   the processes of my node, numbered by node rank (CONVOY_COMM_NODE);
+ *   virtual lane: lane j (0 <= j < convoy__lane_count(t) = the largest node's size) has
+ *                 one member on every node: node l's process with node rank j mod n_l
+ *                 (n_l = that node's size). On regular layouts, consecutive or not, this is
+ *                 the paper's lane communicator (node rank j everywhere). On a node with
+ *                 fewer processes than the largest node, its processes serve the missing
+ *                 lanes round robin (process q serves lanes q, q + n_l, ...), so that every
+ *                 lane reaches every node and the data of a missing lane travels with the
+ *                 process that serves it: data is never lost and no node needs a relay.
+ *   leaders:      node rank 0 of every node, in node order (the `hier` inter-node group; it
+ *                 is virtual lane 0).
+ * A group's member i is node i (lanes, leaders) or node rank i (node group).
+ *
+ * The children
+ *   convoy__lane_sub_args(a, coll, &sub_topo, concurrent, &sub) derives a child's
+ *     arguments: the collective, the sub-topology, the parent's datatypes, operation
+ *     properties and parameters, the machine of the child's level (convoy__lane_level);
+ *     no segment (concurrent children must not share the segment's flags); not in place;
+ *     counts and displacements are the caller's (sub.count, sub.rcounts, sub.displs).
+ *   convoy__lane_child(s, &sub, map, send, recv, ndeps, deps) builds the cheapest
+ *     applicable registered algorithm for sub (the parent's CONVOY_VERBOSE-free cost
+ *     model, the same choice on every member) and appends it as a nested step: on the node
+ *     group (map NULL: sub's rank i is node rank i) or on the group map[0..sub.topo->size)
+ *     (ranks of s's communicator; CONVOY_COMM_MAP). send/recv rebase the child's send and
+ *     receive buffers onto a region of s (the user's buffers at an offset, or s's scratch):
+ *     the child's regions are relative to them. Returns the step, or -1 with s->err set.
+ *     A child whose group has one member or that moves nothing is an empty placeholder.
+ *   Tag blocks: the executor numbers nested schedules in preorder (sched.h), so the two
+ *     sides of a message must have added the same number of children (with the same number
+ *     of descendants) before the child they talk in. Therefore: add a child for every group
+ *     in a fixed global order, and convoy__lane_placeholder() for a group this process is
+ *     not a member of (e.g. the virtual lanes it does not serve); never skip one.
+ *
+ * Sub-topologies (convoy__topo values the children's builders see)
+ *   convoy__lane_group_topo(&sub, m, me): m members, each its own node (a lane or the
+ *     leaders: every message is inter-node);
+ *   convoy__lane_node_topo(&sub, t): my node alone (n members, one node).
+ *   Free with convoy__topo_free.
+ *
+ * Block division (irregular when n does not divide count): block i of count over n parts
+ *   has count / n + (i < count % n) elements and starts at convoy__lane_block_off().
+ *   Larger blocks come first, so a block never overlaps an earlier block's start.
+ *
+ * Zero-copy: children address the user's buffers directly through rebasing and
+ * displacements (an allgatherv child's displs are the parent's), so no packing type is
+ * needed where each rank's block is contiguous. Where the paper uses a strided vector type
+ * (the node allgather of the full-lane Allgather), Convoy runs one node child per source
+ * node instead (the blocks of one node are contiguous on consecutive layouts, and each
+ * block is its own message on the others): more messages inside the node, no copies and no
+ * scratch. The checker asserts the scratch a schedule allocates (--expect-tmp-max).
+ */
+#ifndef CONVOY_LANE_H
+#define CONVOY_LANE_H
+
+#include "coll/coll.h"
+
+/* Number of virtual lanes: the largest node's size. */
+static inline int convoy__lane_count(const convoy__topo *t)
+{
+    return t->max_ppn;
+}
+/* Rank of node `node`'s member of virtual lane j. */
+static inline int convoy__lane_member(const convoy__topo *t, int j, int node)
+{
+    return convoy__topo_rank_at(t, node, j % t->node_size[node]);
+}
+/* Whether this process serves virtual lane j. */
+static inline int convoy__lane_serves(const convoy__topo *t, int j)
+{
+    return j % t->ppn == t->node_rank;
+}
+/* Groups of n consecutive virtual lanes on a node of n processes: ceil(L / n); the most on
+ * any node (its smallest). Phases with one node child per group add this many on every
+ * node (placeholders beyond their own), so that later children align (tag blocks). */
+static inline int convoy__lane_groups_max(const convoy__topo *t)
+{
+    int nmin = t->max_ppn;
+    for (int l = 0; l < t->nnodes; l++)
+        if (t->node_size[l] < nmin) nmin = t->node_size[l];
+    return (t->max_ppn + nmin - 1) / nmin;
+}
+/* Fills map[0..nnodes) with the members of virtual lane j (map[l] on node l). */
+void convoy__lane_map(const convoy__topo *t, int j, int32_t *map);
+
+int convoy__lane_group_topo(convoy__topo *sub, int m, int me);
+int convoy__lane_node_topo(convoy__topo *sub, const convoy__topo *t);
+int convoy__lane_node_topo_of(convoy__topo *sub, int n, int me); /* one node of n */
+
+static inline int64_t convoy__lane_block(int64_t count, int n, int i)
+{
+    return count / n + (i < count % n);
+}
+static inline int64_t convoy__lane_block_off(int64_t count, int n, int i)
+{
+    return (count / n) * i + (i < count % n ? i : count % n);
+}
+
+void convoy__lane_sub_args(const convoy__args *a, int coll, const convoy__topo *sub_topo,
+                           int concurrent, convoy__args *sub);
+int convoy__lane_child(convoy__schedule *s, const convoy__args *sub, const int32_t *map,
+                       convoy__region send, convoy__region recv, int ndeps, const int *deps);
+/* The same with a choice of algorithm: CONVOY_LANE_LEAST_SCRATCH takes the cheapest of the
+ * usable algorithms whose schedules allocate the least scratch (zero-copy phases: an
+ * allgatherv child in place on the final buffer gets one that allocates nothing). */
+enum { CONVOY_LANE_LEAST_SCRATCH = 1 };
+int convoy__lane_child_flags(convoy__schedule *s, const convoy__args *sub, const int32_t *map,
+                             convoy__region send, convoy__region recv, int flags, int ndeps,
+                             const int *deps);
+/* Scratch bytes a schedule and its nested ones allocate (the zero-copy measure). */
+int64_t convoy__lane_tree_tmp(const convoy__schedule *s);
+/* An empty child (keeps the tag blocks of later children aligned, see above). */
+int convoy__lane_placeholder(convoy__schedule *s, int ndeps, const int *deps);
+
+/* A growable dependency list: steps that a later phase waits for (all children of one
+ * phase). add() ignores -1. */
+typedef struct convoy__lane_deps {
+    int n, cap;
+    int *v;
+} convoy__lane_deps;
+void convoy__lane_deps_add(convoy__lane_deps *d, int step, convoy__schedule *s);
+void convoy__lane_deps_free(convoy__lane_deps *d);
+
+/* Allgatherv of the parent a (its displs and rcounts, receive buffer) over a group:
+ * member i of the group (rank map[i], or node rank i when map is NULL) owns the blocks of
+ * the ranks own[first[i] .. first[i+1]) (in this order); afterwards every member has every
+ * owned block in place. One child when each member's blocks are consecutive in the
+ * receive buffer (one block of their total), else one child per position in the members'
+ * lists. Each child's step joins out. */
+int convoy__lane_agv_group(convoy__schedule *s, const convoy__args *a, int m, int me,
+                           const int32_t *map, int concurrent, const int *first, const int *own,
+                           int ndeps, const int *deps, convoy__lane_deps *out);
+
+/* Node-level trees made of plain steps (CONVOY_COMM_NODE, step tags tag..): for phases
+ * that are not a registered collective of their own.
+ * bcast: binomial tree from node rank root of the regions reg[0..nreg) (the same regions
+ *   on every node process; tags tag .. tag + nreg - 1); receives wait for deps, the root's
+ *   sends too. Every step joins out.
+ * reduce: binomial tree to node rank root for commutative operations: acc holds this
+ *   process's contribution once deps are done, and the node's reduction at the root in the
+ *   end; tmp is scratch of acc's size. Returns the last step (-1 if acc is empty or the
+ *   node has one process and no deps). */
+int convoy__lane_node_bcast(convoy__schedule *s, const convoy__topo *t, int root,
+                            const convoy__region *reg, int nreg, int tag, int ndeps,
+                            const int *deps, convoy__lane_deps *out);
+int convoy__lane_node_reduce(convoy__schedule *s, const convoy__topo *t, int root,
+                             convoy__region acc, convoy__region tmp, int tag, int ndeps,
+                             const int *deps);
+
+/* The machine of one level (lane-aware cost model, coll.h): concurrent <= 0 is the node
+ * (alpha_node, beta_node); concurrent = k > 0 is the network with k processes of each node
+ * sending at once (beta = max(beta, k * beta_nic)). convoy__lane_sub_args puts it into the
+ * child's args, so the child's builder and cost model see its level. */
+convoy__machine convoy__lane_level(const convoy__machine *m, int concurrent);
+/* Predicted time of the cheapest registered algorithm for sub under sub->machine. */
+double convoy__lane_child_cost(const convoy__args *sub);
+/* The same for a child of collective coll over m members (concurrent as above) with count
+ * elements per member (allgather, allreduce: each member's count; reduce_scatter: the
+ * vector, divided evenly): the cost models of lane/hier algorithms use it. */
+double convoy__lane_cost_equal(const convoy__args *a, int coll, int m, int concurrent,
+                               int64_t count);
+
+#endif

@@ -1,0 +1,81 @@
+/*
+ * The platform layer: everything that differs between a real MPI library and SimGrid's
+ * SMPI (CONVOY_SIMGRID builds, `make sim`) is behind these calls, so that the builders,
+ * the executor, the node segment, selection and the machine measurement are the same code
+ * in both. Natively every call is what the code did before (the charges are empty inline
+ * functions). Under SMPI (docs/architecture.md, "Simulation"; shared/notes/simgrid.md):
+ *
+ *   waits        ranks are cooperative contexts in one process: a polling wait must hand
+ *                the processor to the simulator, or it spins forever. A wait that can only
+ *                end with a message blocks in MPI_Waitany (exact, and one simulator event);
+ *                otherwise a notification of the node segment wakes the waiters of its host
+ *                at once (a SimGrid semaphore), and a wait that may also end with a message
+ *                polls every CONVOY_SIM_POLL seconds.
+ *   windows      MPI_Win_shared_query returns process 0's base for every process; with
+ *                equal shares process q's memory is base(0) + q * share.
+ *   nodes        a SimGrid host is one network endpoint; a Convoy node may be several
+ *                hosts (one per socket, each with its own lane): CONVOY_NODE_OF_HOST=regex
+ *                names a host's node (the regex's match, or its first group) and the node
+ *                communicator is split by that name instead of MPI_COMM_TYPE_SHARED.
+ *   setup        SMPI 3.32 has no MPI_Comm_idup: a communicator's state is made by its
+ *                first blocking call, and nonblocking calls before it run natively.
+ *   local work   with smpi/simulate-computation:no local work is free; copies and
+ *                reductions are charged simulated time from the platform's model:
+ *                bytes / CONVOY_SIM_COPY_BW, bytes / CONVOY_SIM_REDUCE_BW (bytes/s, from
+ *                the platform's companion .env file).
+ */
+#ifndef CONVOY_PLATFORM_H
+#define CONVOY_PLATFORM_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+/* Whether a wait that can only end with a message should block in MPI (MPI_Waitany)
+ * instead of polling: under simulation, where every MPI_Test costs simulated time and
+ * every poll a simulator round, and a blocking wait ends exactly when the message lands. */
+static inline int convoy__plat_blocking_waits(void)
+{
+#ifdef CONVOY_SIMGRID
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+/* One step of a polling wait; *iter counts the steps of one wait (start it at 0). */
+void convoy__plat_wait(unsigned *iter);
+
+/* After a notification flag was set: wakes the processes waiting for one (simulation). */
+void convoy__plat_notified(void);
+
+/* The base address of process q's share of a shared window whose processes all allocated
+ * `share` bytes; 0 or an MPI error code. */
+int convoy__plat_shared_base(MPI_Win win, int q, MPI_Aint share, void *base);
+
+/* The node communicator: the processes of comm on the same node, ordered by key. */
+int convoy__plat_split_node(MPI_Comm comm, int key, MPI_Comm *node);
+
+/* A 63-bit key of this process's node (equal keys: same node), without communication. */
+int64_t convoy__plat_node_key(void);
+
+/* Whether a nonblocking call may make its communicator's state (MPI_Comm_idup), else the
+ * first blocking call makes it and nonblocking ones before it run natively. */
+int convoy__plat_nonblocking_setup(void);
+
+#ifdef CONVOY_SIMGRID
+/* Charge the simulated time of copying that many bytes, or of reducing count elements of
+ * type (their bytes at the reduction rate). */
+void convoy__plat_charge_copy(int64_t bytes);
+void convoy__plat_charge_reduce(int64_t count, MPI_Datatype type);
+#else
+static inline void convoy__plat_charge_copy(int64_t bytes)
+{
+    (void)bytes;
+}
+static inline void convoy__plat_charge_reduce(int64_t count, MPI_Datatype type)
+{
+    (void)count, (void)type;
+}
+#endif
+
+#endif

@@ -1,0 +1,48 @@
+#!/bin/bash
+# The default-tier simulation test (tests/sim/CMakeLists.txt): Convoy inside SimGrid SMPI on
+# a 4 x 4 cluster. convoy-bench runs every Convoy algorithm of Allgatherv (three
+# distributions), Allreduce, Barrier and Reduce_scatter_block, each forced in turn, and
+# validates every result against SMPI's native collective (exit status 0 = all matched;
+# int data, blocking, not in place: none of the native algorithms the notes list as wrong).
+# Then: a second identical run gives bit-identical simulated times; the machine parameters
+# Convoy measures come from the simulated platform (gamma = 1 / CONVOY_SIM_REDUCE_BW of the
+# platform's .env, not the host's clock); and on a cluster of one SimGrid host per socket
+# the node hook (CONVOY_NODE_OF_HOST) gives 4 nodes of 4 and correct results.
+#   sim_test.sh <build-sim dir> <tests/sim dir> <scratch dir>
+set -u
+build=$1 here=$2 out=$3
+mkdir -p "$out" && cd "$out" || exit 1
+run="$build/convoy-smpirun"
+bench="$build/bin/convoy-bench"
+fail=0
+bad() { echo "FAIL: $*" >&2; fail=1; }
+args=(--coll allgatherv,allreduce,barrier,reduce_scatter_block --dist regular,spike,decreasing
+      --count 1K,12K --reps 4 --min-reps 4 --warmup 1 --quiet)
+
+for i in 1 2; do
+  CONVOY_VERBOSE=1 "$run" -platform "$here/cluster4x4.xml" "$bench" "${args[@]}" \
+    --csv "run$i.csv" > "run$i.out" 2> "run$i.err" || bad "run $i: exit $? (see $out/run$i.err)"
+done
+rows=$(grep -c . run1.csv)
+[ "$rows" -ge 30 ] || bad "run 1 wrote only $rows CSV lines"
+for a in ring recdbl bruck gatherv_bcast neighbor pipelined node_segment rabenseifner \
+         reduce_bcast dissem node_ring rechalving; do
+  grep -q ",$a," run1.csv || bad "algorithm $a did not run"
+done
+# The timing columns (median, min, max, CI) of the two runs, cell by cell.
+cols() { cut -d, -f1-4,9-11,17,18 "$1"; }
+if ! diff <(cols run1.csv) <(cols run2.csv) > times.diff; then
+  bad "two runs gave different simulated times ($out/times.diff)"
+fi
+# gamma = 1 / 2.5e9 s/B = 0.400 ns/B (cluster4x4.env), measured on the simulated host.
+grep -q "gamma 0.400 ns/B: measured" run1.err || bad "gamma is not the platform's reduction rate: $(grep -m1 -o 'alpha.*)' run1.err)"
+
+# The socket hook: 8 SimGrid hosts (2 per node), CONVOY_NODE_OF_HOST from the .env.
+"$run" -platform "$here/sockets4x2x2.xml" "$bench" --coll allgatherv,allreduce \
+  --dist regular,spike --count 1K --reps 3 --min-reps 3 --warmup 1 > sockets.out 2> sockets.err \
+  || bad "socket run: exit $? (see $out/sockets.err)"
+grep -q "np 16, 4 nodes, ppn 4" sockets.out || bad "socket run: not 4 nodes of 4: $(grep -m1 '^# np' sockets.out)"
+grep -q "every result matched native" sockets.out || bad "socket run: results differ from native"
+
+[ $fail = 0 ] && echo "sim test passed: $(($(grep -c . run1.csv) - 1)) cells x variants, identical times, gamma from the platform, socket hook"
+exit $fail
