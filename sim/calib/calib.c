@@ -6,11 +6,11 @@
  * reduce_scatter_block scan exscan barrier. COUNT follows papers/004's tables (MPI_INT):
  * the whole vector for bcast, reduce, allreduce, scan and exscan; the block per process
  * for gather, scatter, allgather(v), alltoall and reduce_scatter_block; ignored for
- * barrier. Each cell runs WARMUP untimed calls (default 1; 0 is exact under SMPI with
- * smpi/simulate-computation:no, where every call takes the same simulated time) and REPS
- * timed calls (default 3), each after a barrier; a call's time is the MAX over ranks of the
- * simulated time (MPI_Wtime) it took, and the cell reports the median and minimum of the REPS calls
- * in microseconds:
+ * barrier. Before a collective's first count it runs WARMUP untimed calls (default 1: SMPI's
+ * SMP-aware algorithms build their sub-communicators in the first call); then each count
+ * runs REPS timed calls (default 3), each after a barrier. A call's time is the MAX over
+ * ranks of the simulated time (MPI_Wtime) it took; a cell reports the median and the
+ * minimum of its REPS calls in microseconds:
  *
  *   coll,count,np,median_us,min_us
  *
