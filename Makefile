@@ -153,3 +153,11 @@ format:
 
 clean:
 	rm -rf $(BUILD) $(BUILD_MPICH) $(BUILD_ASAN) $(BUILD_SIM)
+
+# The papers' experiments on simulated clusters (sim/README.md): SIM_SET=default (a few
+# minutes), full (the papers' scales, hours) or group names (sim/run --list); results in
+# sim/results/<set>/. Calibration against papers/004: sim/calibrate.
+SIM_SET ?= default
+.PHONY: sim-experiments
+sim-experiments: sim
+	python3 sim/run --set $(SIM_SET)
