@@ -4,7 +4,9 @@
 # collective, interleaved in one job:
 #   Allgatherv  the six distributions of papers/002 §3 at base counts c = 256, 16K, 1M ints
 #   Allreduce   1, 255, 10000, 1000000 ints (sum)
-#   Barrier     native (and Convoy's as soon as the library has convoy_Barrier)
+#   Barrier     every Convoy algorithm and native
+#   Bcast       1, 1K, 64K, 1M ints; Alltoall 1, 1K, 16K ints per block; Reduce 1, 1K, 64K,
+#               1M ints (papers/004's collectives: flat, lane, hier, klane where they apply)
 #   guidelines  the self-consistent performance guidelines of papers/004 §3 at 1, 1K, 64K
 #               ints, for the MPI library and for Convoy where it implements a collective
 # It prints the table, writes bench-results/convoy-bench.{txt,csv,json} and PNG figures
@@ -75,8 +77,9 @@ echo "+ ${np2[*]}"
 export CONVOY_PPN=$PPN
 
 cmd=("$MPIEXEC" --oversubscribe --allow-run-as-root -n "$NP" "$BIN"
-     --coll allgatherv,allreduce,barrier --algo all --dist all
+     --coll allgatherv,allreduce,barrier,bcast,alltoall,reduce --algo all --dist all
      --count allgatherv=256,16K,1M --count allreduce=1,8,255,10000,1000000
+     --count bcast=1,1K,64K,1M --count alltoall=1,1K,16K --count reduce=1,1K,64K,1M
      --guidelines --guideline-count 1,1K,64K
      --type int --op sum --reps 1000 --min-reps 20 --warmup 3 --time-cap "$TIME_CAP"
      --budget "$BUDGET" --csv "$CSV" --json "$JSON" "$@")
