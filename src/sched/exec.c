@@ -14,8 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { STEP_TAG_BITS = 10, /* CONVOY_STEP_TAGS */
-       BLOCK_BITS = 8 /* the fixed field of tag blocks, where the tag bound allows */ };
+enum {
+    STEP_TAG_BITS = 10, /* CONVOY_STEP_TAGS */
+    BLOCK_BITS = 8      /* the fixed field of tag blocks, where the tag bound allows */
+};
 
 /* Bits of a tag below the bound: the largest k with 2^k - 1 <= tag_ub. */
 static int tag_bits(int tag_ub)
@@ -137,16 +139,33 @@ static int test_step(convoy__exec *x, int i, int *done)
     }
 }
 
+static int exec_init(convoy__exec *x, const convoy__schedule *s, const convoy__transport *t,
+                     const convoy__topo *topo, const void *sendbuf, void *recvbuf, uint64_t epoch,
+                     char *slice);
+static size_t tree_need(const convoy__schedule *s);
+
 static int start_child(convoy__exec *x, int i, const convoy__step *st)
 {
-    if (!x->child) {
-        x->child = calloc((size_t)x->s->nsteps, sizeof *x->child);
-        if (!x->child) return CONVOY_ERR_NO_MEM;
+    const convoy__schedule *cs = x->s->children[st->child];
+    int rc;
+    if (x->arena) {
+        /* Borrowed memory: the child array and every child's subtree were sized into this
+         * executor's slice at start. A NESTED step starts once, so handing out the rest of
+         * the slice in start order gives each step (children may run concurrently, and two
+         * steps may run the same child schedule) its own part. */
+        rc = exec_init(&x->child[i], cs, x->t, x->topo, ptr(x, &st->src), ptr(x, &st->dst),
+                       x->epoch, x->arena);
+        x->arena += tree_need(cs);
+    } else {
+        if (!x->child) {
+            x->child = calloc((size_t)x->s->nsteps, sizeof *x->child);
+            if (!x->child) return CONVOY_ERR_NO_MEM;
+        }
+        rc = convoy__exec_start(&x->child[i], cs, x->t, x->topo, ptr(x, &st->src), ptr(x, &st->dst),
+                                x->epoch);
     }
-    convoy__exec *c = &x->child[i];
-    int rc = convoy__exec_start(c, x->s->children[st->child], x->t, x->topo, ptr(x, &st->src),
-                                ptr(x, &st->dst), x->epoch);
     if (rc) return rc;
+    convoy__exec *c = &x->child[i];
     c->parent = x;
     /* A child shares the parent's segment gate and speaks on its own tag block: blocks are
      * numbered in preorder over the schedule tree, which has the same shape on every rank
@@ -161,15 +180,68 @@ static int start_child(convoy__exec *x, int i, const convoy__step *st)
     return 0;
 }
 
+/* Sizes of one executor's memory: the per-step arrays (block) and, when the schedule
+ * nests, the child executors; each rounded to a cache line so that the next part (scratch,
+ * a child's slice) starts aligned. */
+static size_t block_bytes(const convoy__schedule *s)
+{
+    const size_t nn = (size_t)s->nsteps + 1, i32 = sizeof(int32_t);
+    const size_t sz_req = nn * sizeof(void *), sz_i32 = (4 * nn + 1 + (size_t)s->ndeps) * i32;
+    return (sz_req + sz_i32 + nn + 63) / 64 * 64;
+}
+
+static size_t round64(size_t n)
+{
+    return (n + 63) / 64 * 64;
+}
+
+static size_t child_bytes(const convoy__schedule *s)
+{
+    return s->nchildren > 0 ? round64((size_t)s->nsteps * sizeof(convoy__exec)) : 0;
+}
+
+/* Borrowed memory for the whole tree under s: its own block, scratch and child array, and
+ * a subtree per NESTED step (not per child schedule: steps may share one and run at once). */
+static size_t tree_need(const convoy__schedule *s)
+{
+    size_t need =
+        block_bytes(s) + round64((size_t)(s->tmp_bytes > 0 ? s->tmp_bytes : 0)) + child_bytes(s);
+    for (int i = 0; i < s->nsteps; i++)
+        if (s->steps[i].kind == CONVOY_STEP_NESTED)
+            need += tree_need(s->children[s->steps[i].child]);
+    return need;
+}
+
 int convoy__exec_start(convoy__exec *x, const convoy__schedule *s, const convoy__transport *t,
                        const convoy__topo *topo, const void *sendbuf, void *recvbuf, uint64_t epoch)
 {
-    return convoy__exec_start_mem(x, s, t, topo, sendbuf, recvbuf, epoch, NULL);
+    return exec_init(x, s, t, topo, sendbuf, recvbuf, epoch, NULL);
 }
 
 int convoy__exec_start_mem(convoy__exec *x, const convoy__schedule *s, const convoy__transport *t,
                            const convoy__topo *topo, const void *sendbuf, void *recvbuf,
                            uint64_t epoch, convoy__exec_mem *mem)
+{
+    if (!mem || s->err) return exec_init(x, s, t, topo, sendbuf, recvbuf, epoch, NULL);
+    /* The whole tree runs in the caller's memory (a request keeps it from call to call, so
+     * repeated operations allocate nothing, nested schedules included). */
+    const size_t need = tree_need(s);
+    if (mem->cap < need) {
+        free(mem->p);
+        mem->cap = 0;
+        if (!(mem->p = malloc(need))) {
+            memset(x, 0, sizeof *x);
+            return CONVOY_ERR_NO_MEM;
+        }
+        mem->cap = need;
+    }
+    return exec_init(x, s, t, topo, sendbuf, recvbuf, epoch, mem->p);
+}
+
+/* slice: tree_need(s) bytes of borrowed memory for x and its children; NULL: allocate. */
+static int exec_init(convoy__exec *x, const convoy__schedule *s, const convoy__transport *t,
+                     const convoy__topo *topo, const void *sendbuf, void *recvbuf, uint64_t epoch,
+                     char *slice)
 {
     memset(x, 0, sizeof *x);
     if (s->err) return s->err;
@@ -199,23 +271,23 @@ int convoy__exec_start_mem(convoy__exec *x, const convoy__schedule *s, const con
     x->base[CONVOY_BUF_SHM] = t->shm_base;
     /* One block for the per-step arrays (a small collective's schedule runs in a few
      * microseconds: allocations would dominate) and the scratch memory after it, a cache
-     * line apart; from the caller's memory when it lends some (a request keeps its block
-     * from call to call, so repeated calls allocate nothing). */
-    const size_t nn = (size_t)n + 1, i32 = sizeof(int32_t);
-    const size_t sz_req = nn * sizeof(void *), sz_i32 = (4 * nn + 1 + (size_t)s->ndeps) * i32;
-    const size_t sz_block = (sz_req + sz_i32 + nn + 63) / 64 * 64;
-    const size_t need = sz_block + (size_t)s->tmp_bytes;
-    if (mem) {
-        if (mem->cap < need) {
-            free(mem->p);
-            mem->cap = 0;
-            if (!(mem->p = malloc(need))) return CONVOY_ERR_NO_MEM;
-            mem->cap = need;
-        }
-        x->block = mem->p;
+     * line apart; in the caller's slice when it lends one. */
+    const size_t nn = (size_t)n + 1;
+    const size_t sz_req = nn * sizeof(void *), sz_block = block_bytes(s);
+    if (slice) {
+        x->block = slice;
         x->borrowed = 1;
         memset(x->block, 0, sz_block);
-        if (s->tmp_bytes > 0) x->tmp_alloc = (char *)x->block + sz_block;
+        slice += sz_block;
+        if (s->tmp_bytes > 0) {
+            x->tmp_alloc = slice;
+            slice += round64((size_t)s->tmp_bytes);
+        }
+        if (s->nchildren > 0) {
+            x->child = (convoy__exec *)slice;
+            memset(x->child, 0, (size_t)n * sizeof *x->child); /* exec_free tests child[i].s */
+            x->arena = slice + child_bytes(s);
+        }
     } else {
         x->block = calloc(1, sz_block);
         if (s->tmp_bytes > 0) x->tmp_alloc = malloc((size_t)s->tmp_bytes);
@@ -339,7 +411,7 @@ void convoy__exec_free(convoy__exec *x)
     if (x->child) {
         for (int i = 0; i < x->s->nsteps; i++)
             if (x->child[i].s) convoy__exec_free(&x->child[i]);
-        free(x->child);
+        if (!x->borrowed) free(x->child);
     }
     if (!x->borrowed) {
         free(x->block);

@@ -188,7 +188,7 @@ typedef struct convoy__exec {
     void *base[CONVOY_NBUF];
     void *tmp_alloc;
     void *block;                /* the per-step arrays below, in one allocation */
-    int borrowed;               /* block and tmp_alloc are the caller's (exec_start_mem) */
+    int borrowed;               /* block, tmp_alloc, child array and subtree are the caller's */
     uint64_t epoch;             /* operation number, added to tags and notification values */
     uint8_t *state;             /* per step */
     void **req;                 /* per step */
@@ -199,7 +199,8 @@ typedef struct convoy__exec {
     int32_t *active; /* steps in flight */
     int32_t nactive;
     int32_t ndone;
-    struct convoy__exec *child; /* per step, for NESTED (allocated lazily) */
+    struct convoy__exec *child; /* per step, for NESTED (allocated lazily unless borrowed) */
+    char *arena;                /* borrowed: the rest of this slice, for the children's */
     int err;
 } convoy__exec;
 
@@ -212,8 +213,9 @@ int convoy__tag(uint64_t epoch, int block, int step_tag, int shift, int tag_ub);
 int convoy__exec_start(convoy__exec *x, const convoy__schedule *s, const convoy__transport *t,
                        const convoy__topo *topo, const void *sendbuf, void *recvbuf,
                        uint64_t epoch);
-/* The same, in memory the caller lends (grown when too small, kept by the caller for the
- * next start: repeated operations allocate nothing); NULL: allocate. */
+/* The same, the whole schedule tree (nested schedules too) in memory the caller lends
+ * (grown when too small, kept by the caller for the next start: repeated operations
+ * allocate nothing); NULL: allocate. */
 typedef struct convoy__exec_mem {
     void *p;
     size_t cap;
