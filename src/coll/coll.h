@@ -35,7 +35,8 @@ enum convoy__coll {
 static inline int convoy__coll_reduces(int coll)
 {
     return coll == CONVOY_COLL_ALLREDUCE || coll == CONVOY_COLL_REDUCE_SCATTER ||
-           coll == CONVOY_COLL_REDUCE || coll == CONVOY_COLL_SCAN || coll == CONVOY_COLL_EXSCAN;
+           coll == CONVOY_COLL_REDUCE_SCATTER_BLOCK || coll == CONVOY_COLL_REDUCE ||
+           coll == CONVOY_COLL_SCAN || coll == CONVOY_COLL_EXSCAN;
 }
 
 /* What a builder knows of a datatype: enough to compute offsets and scratch sizes. */

@@ -80,7 +80,11 @@ double convoy__lane_cost_equal(const convoy__args *a, int coll, int m, int concu
     if (ok) {
         convoy__args sub;
         convoy__lane_sub_args(a, coll, &st, concurrent, &sub);
-        int64_t b = convoy__coll_base(coll) == CONVOY_COLL_REDUCE_SCATTER ? count / m : count;
+        /* The largest block sets the time (count / m rounds a count below m down to no
+         * data and no cost at all). */
+        int64_t b = convoy__coll_base(coll) == CONVOY_COLL_REDUCE_SCATTER
+                        ? convoy__lane_block(count, m, 0)
+                        : count;
         for (int i = 0; i < m; i++) {
             rc[i] = b;
             rc[m + i] = b * i;

@@ -319,7 +319,7 @@ static void list_algos(int coll, char *buf, size_t len)
 {
     size_t used = (size_t)snprintf(buf, len, "native");
     for (int i = 0; i < convoy__nalgos && used < len; i++)
-        if (convoy__algos[i].coll == coll)
+        if (convoy__algo_serves(&convoy__algos[i], coll))
             used += (size_t)snprintf(buf + used, len - used, ", %s", convoy__algos[i].name);
 }
 

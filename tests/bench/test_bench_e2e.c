@@ -367,7 +367,7 @@ static const char *first_algo(const char *coll)
 {
     int c = convoy__coll_parse(coll);
     for (int a = 0; a < convoy__nalgos; a++)
-        if (convoy__algos[a].coll == c) return convoy__algos[a].name;
+        if (convoy__algo_serves(&convoy__algos[a], c)) return convoy__algos[a].name;
     return NULL;
 }
 

@@ -411,7 +411,7 @@ static int algos(int k, int noncomm, const char **out, int max, int declined)
     if (!declined) out[n++] = NULL;
     for (int i = 0; i < convoy__nalgos && n < max; i++) {
         const convoy__algo *al = &convoy__algos[i];
-        if (al->coll != kcoll[k]) continue;
+        if (!convoy__algo_serves(al, kcoll[k])) continue;
         int keeps = (al->props & CONVOY_ALGO_NONCOMMUTATIVE) != 0;
         if (declined ? noncomm && !keeps : !noncomm || keeps) out[n++] = al->name;
     }

@@ -339,7 +339,7 @@ static void suite(MPI_Comm comm, int coll, uint64_t seed)
     algos[na++] = NULL;
     algos[na++] = "native";
     for (int i = 0; i < convoy__nalgos && na < 32; i++)
-        if (convoy__algos[i].coll == coll) algos[na++] = convoy__algos[i].name;
+        if (convoy__algo_serves(&convoy__algos[i], coll)) algos[na++] = convoy__algos[i].name;
     const int counts[] = {0, 1, 5, 3001};
     for (int ai = 0; ai < na; ai++) {
         const convoy__algo *al =

@@ -144,6 +144,8 @@ double convoy__allreduce_lane_cost(const convoy__args *a, const convoy__machine 
     convoy__args b = *a;
     b.machine = *m;
     return convoy__lane_cost_equal(&b, CONVOY_COLL_REDUCE_SCATTER, n, 0, a->count) +
-           convoy__lane_cost_equal(&b, CONVOY_COLL_ALLREDUCE, t->nnodes, n, a->count / n) +
-           convoy__lane_cost_equal(&b, CONVOY_COLL_ALLGATHERV, n, 0, a->count / n);
+           convoy__lane_cost_equal(&b, CONVOY_COLL_ALLREDUCE, t->nnodes, n,
+                                   convoy__lane_block(a->count, n, 0)) +
+           convoy__lane_cost_equal(&b, CONVOY_COLL_ALLGATHERV, n, 0,
+                                   convoy__lane_block(a->count, n, 0));
 }

@@ -135,6 +135,7 @@ double convoy__reduce_lane_gather_cost(const convoy__args *a, const convoy__mach
     const convoy__machine node = convoy__lane_level(m, 0);
     const double bytes = (double)(a->count * a->rtype.size);
     return convoy__lane_cost_equal(&b, CONVOY_COLL_REDUCE_SCATTER, n, 0, a->count) +
-           convoy__lane_cost_equal(&b, CONVOY_COLL_REDUCE, t->nnodes, n, a->count / n) +
+           convoy__lane_cost_equal(&b, CONVOY_COLL_REDUCE, t->nnodes, n,
+                                   convoy__lane_block(a->count, n, 0)) +
            (n - 1) * (node.alpha + (node.beta + m->gamma) * bytes);
 }

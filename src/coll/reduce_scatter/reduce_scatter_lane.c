@@ -137,5 +137,6 @@ double convoy__reduce_scatter_lane_cost(const convoy__args *a, const convoy__mac
     const convoy__machine node = convoy__lane_level(m, 0);
     return node.beta * (double)a->count * a->rtype.size +
            convoy__lane_cost_equal(&b, CONVOY_COLL_REDUCE_SCATTER, n, 0, a->count) +
-           convoy__lane_cost_equal(&b, CONVOY_COLL_REDUCE_SCATTER, t->nnodes, n, a->count / n);
+           convoy__lane_cost_equal(&b, CONVOY_COLL_REDUCE_SCATTER, t->nnodes, n,
+                                   convoy__lane_block(a->count, n, 0));
 }

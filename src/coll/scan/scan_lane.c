@@ -146,10 +146,11 @@ double convoy__scan_lane_cost(const convoy__args *a, const convoy__machine *m)
     const int n = t->max_ppn;
     convoy__args b = *a;
     b.machine = *m;
-    const double lanes =
-        convoy__lane_cost_equal(&b, CONVOY_COLL_REDUCE_SCATTER, n, 0, a->count) +
-        convoy__lane_cost_equal(&b, CONVOY_COLL_EXSCAN, t->nnodes, n, a->count / n) +
-        convoy__lane_cost_equal(&b, CONVOY_COLL_ALLGATHERV, n, 0, a->count / n);
+    const double lanes = convoy__lane_cost_equal(&b, CONVOY_COLL_REDUCE_SCATTER, n, 0, a->count) +
+                         convoy__lane_cost_equal(&b, CONVOY_COLL_EXSCAN, t->nnodes, n,
+                                                 convoy__lane_block(a->count, n, 0)) +
+                         convoy__lane_cost_equal(&b, CONVOY_COLL_ALLGATHERV, n, 0,
+                                                 convoy__lane_block(a->count, n, 0));
     const double node = convoy__lane_cost_equal(&b, a->coll, n, 0, a->count);
     return (lanes > node ? lanes : node) + m->gamma * (double)(a->count * a->rtype.size);
 }
