@@ -436,7 +436,15 @@ int convoy__exec_describe(const convoy__exec *x, char *buf, size_t len)
                          "; step %d wait for flag %d >= %u of rank %d (node rank %d)", x->active[k],
                          st->flag, st->value,
                          convoy__topo_rank_at(x->topo, x->topo->node, st->peer), st->peer);
-        else if (st->kind == CONVOY_STEP_NESTED)
+        else if (st->kind == CONVOY_STEP_NESTED && x->child && x->child[x->active[k]].s) {
+            /* What the nested schedule waits for names the peer and tag (a watchdog report
+             * of a lane or node phase must point at the late rank too). */
+            w = snprintf(buf + used, len - used, "; step %d nested schedule: [", x->active[k]);
+            if (w > 0) used += (size_t)w < len - used ? (size_t)w : len - used;
+            if (used < len) convoy__exec_describe(&x->child[x->active[k]], buf + used, len - used);
+            used += strlen(buf + used);
+            w = used < len ? snprintf(buf + used, len - used, "]") : 0;
+        } else if (st->kind == CONVOY_STEP_NESTED)
             w = snprintf(buf + used, len - used, "; step %d nested schedule", x->active[k]);
         else
             w = snprintf(buf + used, len - used, "; step %d %s %s rank %d tag %d", x->active[k],
