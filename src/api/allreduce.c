@@ -9,13 +9,14 @@ static int native_start(convoy_request r)
 
 static const char *const agree_names[] = {"count", "datatype size", "op", "MPI_IN_PLACE use"};
 
-static int plan(convoy_request r)
+int convoy__plan_vector_reduction(convoy_request r, int64_t last, const char *const *names)
 {
     int commute, rc;
     if ((rc = PMPI_Op_commutative(r->op, &commute))) return rc;
-    convoy__args a = {.coll = CONVOY_COLL_ALLREDUCE,
+    convoy__args a = {.coll = r->coll,
                       .topo = &r->cs->topo,
                       .count = r->count,
+                      .root = r->root,
                       .inplace = r->inplace,
                       .commutative = commute,
                       .idempotent = convoy__op_is_idempotent(r->op)};
@@ -24,13 +25,17 @@ static int plan(convoy_request r)
     if ((rc = convoy__plan(r, &a))) return rc;
     if (!r->deferred && r->cfg.check_args) {
         /* Predefined ops by index; user ops only by commutativity (handles differ). */
-        int64_t v[4] = {r->count, a.rtype.size,
-                        convoy__op_is_predefined(r->op) ? convoy__op_is_predefined(r->op)
-                                                        : -1 - commute,
-                        r->inplace};
-        convoy__agree_set(r, v, 4, agree_names);
+        int64_t v[4] = {
+            r->count, a.rtype.size,
+            convoy__op_is_predefined(r->op) ? convoy__op_is_predefined(r->op) : -1 - commute, last};
+        convoy__agree_set(r, v, 4, names);
     }
     return MPI_SUCCESS;
+}
+
+static int plan(convoy_request r)
+{
+    return convoy__plan_vector_reduction(r, r->inplace, agree_names);
 }
 
 static int setup(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,

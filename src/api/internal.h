@@ -256,6 +256,10 @@ int convoy__req_route(convoy_request r, int mode);
  * persistent request keeps its own hold on it), then convoy__req_route; frees r on error. */
 int convoy__req_reduction_route(convoy_request r, MPI_Op op, MPI_Datatype dt, int mode,
                                 convoy_request *out);
+/* The plan of a reduction over one vector (Allreduce, Reduce, Scan, Exscan: r->coll):
+ * r->count elements of the op's type; CONVOY_CHECK_ARGS agrees on the count, the type's
+ * size, the op and `last` (Reduce: the root; the others: the MPI_IN_PLACE use). */
+int convoy__plan_vector_reduction(convoy_request r, int64_t last, const char *const *names);
 /* Runs a request set up by an entry point: blocking start + wait, or hands it out. */
 int convoy__req_launch(convoy_request r, int mode, convoy_request *out);
 

@@ -14,25 +14,7 @@ static const char *const agree_names[] = {"count", "datatype size", "op", "MPI_I
 
 static int plan(convoy_request r)
 {
-    int commute, rc;
-    if ((rc = PMPI_Op_commutative(r->op, &commute))) return rc;
-    convoy__args a = {.coll = r->coll,
-                      .topo = &r->cs->topo,
-                      .count = r->count,
-                      .inplace = r->inplace,
-                      .commutative = commute,
-                      .idempotent = convoy__op_is_idempotent(r->op)};
-    if ((rc = convoy__describe_type(r->rtype, &a.rtype))) return rc;
-    a.stype = a.rtype;
-    if ((rc = convoy__plan(r, &a))) return rc;
-    if (!r->deferred && r->cfg.check_args) {
-        int64_t v[4] = {r->count, a.rtype.size,
-                        convoy__op_is_predefined(r->op) ? convoy__op_is_predefined(r->op)
-                                                        : -1 - commute,
-                        r->inplace};
-        convoy__agree_set(r, v, 4, agree_names);
-    }
-    return MPI_SUCCESS;
+    return convoy__plan_vector_reduction(r, r->inplace, agree_names);
 }
 
 static int entry(int coll, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
