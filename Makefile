@@ -13,12 +13,14 @@
 #   make build | build-mpich | build-asan | format | clean | deps
 #
 # Variables: MPI (libraries to test, default "openmpi mpich sim"), CTEST_J (parallel ctest jobs,
-# default 1: MPI tests oversubscribe this machine already), CMAKE_ARGS (extra -D options).
+# default 2: the single-process checker sweeps run two at a time, while an MPI test holds
+# the convoy_mpi resource lock and as many processors as ranks, so MPI jobs never overlap
+# each other), CMAKE_ARGS (extra -D options).
 
 SHELL := /bin/bash
 
 MPI ?= openmpi mpich sim
-CTEST_J ?= 1
+CTEST_J ?= 2
 CMAKE_ARGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
