@@ -518,3 +518,14 @@ int convoy__lane_node_reduce(convoy__schedule *s, const convoy__topo *t, int roo
     }
     return last;
 }
+
+double convoy__lane_rs_then(const convoy__args *a, const convoy__machine *m, int coll)
+{
+    const int n = a->topo->max_ppn;
+    convoy__args b = *a;
+    b.machine = *m;
+    b.root = 0; /* the lane children's root: the first lane member */
+    return convoy__lane_cost_equal(&b, CONVOY_COLL_REDUCE_SCATTER, n, 0, a->count) +
+           convoy__lane_cost_equal(&b, coll, a->topo->nnodes, n,
+                                   convoy__lane_block(a->count, n, 0));
+}

@@ -186,5 +186,9 @@ double convoy__lane_child_cost(const convoy__args *sub);
  * vector, divided evenly): the cost models of lane/hier algorithms use it. */
 double convoy__lane_cost_equal(const convoy__args *a, int coll, int m, int concurrent,
                                int64_t count);
+/* The full-lane pattern's first two phases (papers/004 §3.4, §3.5), under m: a node
+ * reduce-scatter of a->count elements over the node's n processes, then `coll` on the
+ * largest block over the lanes, n lanes at once. */
+double convoy__lane_rs_then(const convoy__args *a, const convoy__machine *m, int coll);
 
 #endif

@@ -139,13 +139,10 @@ int convoy__allreduce_lane(const convoy__args *a, convoy__schedule *s)
 
 double convoy__allreduce_lane_cost(const convoy__args *a, const convoy__machine *m)
 {
-    const convoy__topo *t = a->topo;
-    const int n = t->max_ppn;
+    const int n = a->topo->max_ppn;
     convoy__args b = *a;
     b.machine = *m;
-    return convoy__lane_cost_equal(&b, CONVOY_COLL_REDUCE_SCATTER, n, 0, a->count) +
-           convoy__lane_cost_equal(&b, CONVOY_COLL_ALLREDUCE, t->nnodes, n,
-                                   convoy__lane_block(a->count, n, 0)) +
+    return convoy__lane_rs_then(a, m, CONVOY_COLL_ALLREDUCE) +
            convoy__lane_cost_equal(&b, CONVOY_COLL_ALLGATHERV, n, 0,
                                    convoy__lane_block(a->count, n, 0));
 }

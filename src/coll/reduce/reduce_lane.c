@@ -177,15 +177,9 @@ int convoy__reduce_lane(const convoy__args *a, convoy__schedule *s)
 
 double convoy__reduce_lane_cost(const convoy__args *a, const convoy__machine *m)
 {
-    const convoy__topo *t = a->topo;
-    const int n = t->max_ppn;
-    convoy__args b = *a;
-    b.machine = *m;
-    b.root = 0;
+    const int n = a->topo->max_ppn;
     const convoy__machine node = convoy__lane_level(m, 0);
     const double block = (double)(convoy__lane_block(a->count, n, 0) * a->rtype.size);
-    return convoy__lane_cost_equal(&b, CONVOY_COLL_REDUCE_SCATTER, n, 0, a->count) +
-           convoy__lane_cost_equal(&b, CONVOY_COLL_REDUCE, t->nnodes, n,
-                                   convoy__lane_block(a->count, n, 0)) +
+    return convoy__lane_rs_then(a, m, CONVOY_COLL_REDUCE) +
            (n - 1) * (node.alpha + node.beta * block);
 }
