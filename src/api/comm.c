@@ -182,7 +182,10 @@ static int set_tag_ub(convoy__cstate *cs)
 {
     void *ub;
     int flag;
+    /* MPI attaches MPI_TAG_UB to MPI_COMM_WORLD; some libraries (Open MPI) do not copy it
+     * to communicators made from others, yet the bound holds for every communicator. */
     int rc = PMPI_Comm_get_attr(cs->priv, MPI_TAG_UB, &ub, &flag);
+    if (!rc && !flag) rc = PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
     cs->tag_ub = !rc && flag ? *(int *)ub : 32767;
     /* Errors inside Convoy come back as codes and reach the user on the user's comm. */
     if (!rc) rc = PMPI_Comm_set_errhandler(cs->priv, MPI_ERRORS_RETURN);

@@ -254,13 +254,18 @@ static int exec_init(convoy__exec *x, const convoy__schedule *s, const convoy__t
     x->top = 1;
     /* The epoch must sit at the same bits in every operation of the communicator, or two
      * operations in flight with different numbers of tag blocks could make equal tags
-     * (epoch e with blocks above bit 10 against epoch 4e + b with none). With the tag
-     * bounds of real MPI libraries the blocks get a fixed field; only a bound too small
-     * for it (the checker's, MPI's minimum), or a tree of more blocks, sizes the field by
-     * the schedule (operations in flight then have fewer epoch bits to tell them apart). */
+     * (epoch e with blocks above bit 10 against epoch 4e + b with none). So the blocks get
+     * a field of fixed width, the same for every operation under one tag bound: 8 bits
+     * where the bound leaves at least 2 epoch bits above them (every MPI library's bound
+     * of 2^20 or more), fewer under smaller bounds (MPI's minimum 2^15: 3 block and 2 epoch
+     * bits). Only a tree of more blocks than the field holds sizes the field by its own
+     * schedule (it then shares fewer epoch bits with operations in flight beside it). */
     const int blocks = s->tag_blocks > 1 + s->nnested ? s->tag_blocks : 1 + s->nnested;
-    if (tag_bits(t->tag_ub) >= STEP_TAG_BITS + BLOCK_BITS + 8 && blocks <= (1 << BLOCK_BITS)) {
-        x->tag_shift = STEP_TAG_BITS + BLOCK_BITS;
+    const int bits = tag_bits(t->tag_ub);
+    int field = bits - STEP_TAG_BITS - 2;
+    field = field > BLOCK_BITS ? BLOCK_BITS : field < 0 ? 0 : field;
+    if (blocks <= (1 << field)) {
+        x->tag_shift = STEP_TAG_BITS + field;
     } else {
         x->tag_shift = STEP_TAG_BITS;
         while ((1 << (x->tag_shift - STEP_TAG_BITS)) < blocks)
