@@ -4,8 +4,10 @@
 #                       [ENV VAR=VAL ...] [TIMEOUT seconds] [LABELS l1 l2 ...])
 #     Runs  ${MPIEXEC_EXECUTABLE} ${CONVOY_MPIEXEC_PREFLAGS} -n <n> <command> <args>
 #     with the launcher's environment for this MPI flavour (CONVOY_MPI_TEST_ENV) plus ENV.
-#     Also labelled "mpi"; PROCESSORS=<n>; RESOURCE_LOCK convoy_mpi, so that under ctest -j
-#     two MPI jobs never oversubscribe the machine at the same time.
+#     Also labelled "mpi"; PROCESSORS=max(<n>, 2) and RESOURCE_LOCK convoy_mpi, so that
+#     under ctest -j two MPI jobs never oversubscribe the machine at the same time and, at
+#     make test's -j 2, no other test runs beside one (the checker sweeps run two at a time
+#     in between).
 #
 #   convoy_add_test(<name> COMMAND <target-or-path> [args ...] [ARGS more ...]
 #                   [ENV VAR=VAL ...] [TIMEOUT seconds] [LABELS l1 l2 ...])
@@ -78,7 +80,13 @@ function(convoy_add_mpi_test name)
                    ${MPIEXEC_PREFLAGS} ${cmd} ${MPIEXEC_POSTFLAGS} ${A_ARGS})
   _convoy_test_properties(${name} "${A_TIMEOUT}" "mpi;${A_LABELS}"
                           "${CONVOY_MPI_TEST_ENV};${A_ENV}")
-  set_tests_properties(${name} PROPERTIES PROCESSORS ${A_NP} RESOURCE_LOCK convoy_mpi)
+  # One MPI test at a time, and (at least two processors) nothing else beside it at ctest
+  # -j 2: its timing checks assume the cores are its own.
+  set(procs ${A_NP})
+  if(procs LESS 2)
+    set(procs 2)
+  endif()
+  set_tests_properties(${name} PROPERTIES PROCESSORS ${procs} RESOURCE_LOCK convoy_mpi)
 endfunction()
 
 function(convoy_add_test name)
