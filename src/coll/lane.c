@@ -92,7 +92,11 @@ double convoy__lane_cost_equal(const convoy__args *a, int coll, int m, int concu
         sub.count = count;
         sub.rcounts = rc;
         sub.displs = rc + m;
-        t = convoy__lane_child_cost(&sub);
+        /* A nested schedule runs in an executor of its own, started when its phase begins:
+         * it costs its rounds plus that executor's work (the per-call overhead, measured
+         * at setup), so a phase is never free and a nested schedule never ties with a
+         * flat one of as many rounds. */
+        t = convoy__lane_child_cost(&sub) + a->machine.overhead;
         convoy__topo_free(&st);
     }
     free(rc);

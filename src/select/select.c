@@ -84,11 +84,15 @@ double convoy__algo_time(const convoy__algo *al, const convoy__args *a, const co
 
 double convoy__native_cost(const convoy__args *a, const convoy__machine *m)
 {
+    /* The library's collectives send on its own blocking path (alpha_native), not through
+     * Convoy's executor (alpha): at small counts that, with the overhead, is the gap. */
+    convoy__machine nm = *m;
+    if (m->alpha_native > 0) nm.alpha = m->alpha_native;
     double best = -1;
     for (int i = 0; i < convoy__nalgos; i++) {
         const convoy__algo *al = &convoy__algos[i];
         if (!(al->props & CONVOY_ALGO_BASELINE) || !al->cost || !usable(al, a, 0)) continue;
-        double t = al->cost(a, m);
+        double t = al->cost(a, &nm);
         if (best < 0 || t < best) best = t;
     }
     return best;
