@@ -5,13 +5,15 @@
  *
  * Measured once per process, at the first blocking setup of a communicator with two or more
  * processes: rank 0 and a partner (the first rank on another node, else rank 1) ping-pong
- * empty and PROBE_BYTES messages; alpha_native is half the fastest empty round trip with
- * blocking sends and receives (the MPI library's own path, which its collectives take),
- * beta the extra half round trip per byte; alpha is the same empty round trip the way
- * Convoy's executor moves a message (nonblocking posts, completed by testing under the
- * executor's wait policy, convoy__backoff): where processes share cores each test that
- * finds nothing yields the core, so this costs a multiple of the blocking path (8.4 vs
- * 2.5 us at 4 processes on 2 cores), and every round of a Convoy schedule pays it. gamma
+ * empty and PROBE_BYTES messages the way Convoy's executor moves them (nonblocking posts,
+ * completed by testing under the executor's wait policy, convoy__backoff): alpha is half
+ * the fastest empty round trip, beta the extra half round trip per byte. alpha_native is
+ * half the fastest empty round trip with blocking sends and receives, the MPI library's
+ * own path, which its collectives take. The two differ: where processes share cores each
+ * test that finds nothing yields the core (8.4 vs 2.5 us at 4 processes on 2 cores, and
+ * every round of a Convoy schedule pays it); SMPI charges a nonblocking send a per-byte
+ * injection cost that a blocking rendezvous send does not pay (a 256 KiB Isend between
+ * two simulated Hydra nodes takes 55 us, a blocking ping-pong's half round trip 22). gamma
  * is rank 0's fastest MPI_Reduce_local (SUM of doubles) per byte; the overhead is
  * Convoy's per-call work (measure_overhead). Minimum times, not means: the model wants the machine,
  * not the noise of a loaded host. Rank 0 broadcasts the values, so all ranks of the communicator
@@ -37,6 +39,7 @@
 #include "api/internal.h"
 #include "platform/platform.h"
 #include "shm/shm.h"
+#include "topo/topo_mpi.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,17 +117,17 @@ static int pingpong_pair(MPI_Comm comm, int rank, int a, int b, char *buf, int b
 }
 
 /* Empty and PROBE_BYTES half round trips between rank 0's side `a` and `b` (pairs run by
- * the two ranks only): alpha on Convoy's path, alpha_native (if not NULL) blocking, beta
- * from the blocking ones. */
+ * the two ranks only) on Convoy's path: alpha and beta; alpha_native (if not NULL) from an
+ * empty blocking one. */
 static int pair(MPI_Comm comm, int me, int a, int b, char *buf, double *alpha, double *beta,
                 double *alpha_native)
 {
-    double t0 = 0, t1 = 0, te = 0;
-    int rc = pingpong_pair(comm, me, a, b, buf, 0, 0, &t0);
-    if (!rc) rc = pingpong_pair(comm, me, a, b, buf, PROBE_BYTES, 0, &t1);
-    if (!rc) rc = pingpong_pair(comm, me, a, b, buf, 0, 1, &te);
-    *alpha = te > 0 ? te : 1e-7;
-    if (alpha_native) *alpha_native = t0 > 0 ? t0 : 1e-7;
+    double t0 = 0, t1 = 0, tn = 0;
+    int rc = pingpong_pair(comm, me, a, b, buf, 0, 1, &t0);
+    if (!rc) rc = pingpong_pair(comm, me, a, b, buf, PROBE_BYTES, 1, &t1);
+    if (!rc && alpha_native) rc = pingpong_pair(comm, me, a, b, buf, 0, 0, &tn);
+    *alpha = t0 > 0 ? t0 : 1e-7;
+    if (alpha_native) *alpha_native = tn > 0 ? tn : 1e-7;
     *beta = t1 > t0 ? (t1 - t0) / PROBE_BYTES : 1e-12;
     return rc;
 }
@@ -152,20 +155,16 @@ static int measure_levels(convoy__cstate *cs, int partner, char *buf, convoy__ma
         if (t->node_rank < k && (t->node == t->node_of[0] || t->node == pn)) {
             const int a = convoy__topo_rank_at(t, t->node_of[0], t->node_rank);
             const int b = convoy__topo_rank_at(t, pn, t->node_rank);
-            rc = rank == a
-                     ? PMPI_Send(buf, PROBE_BYTES, MPI_BYTE, b, 1, cs->priv) ||
-                           PMPI_Recv(buf, PROBE_BYTES, MPI_BYTE, b, 1, cs->priv, MPI_STATUS_IGNORE)
-                     : PMPI_Recv(buf, PROBE_BYTES, MPI_BYTE, a, 1, cs->priv, MPI_STATUS_IGNORE) ||
-                           PMPI_Send(buf, PROBE_BYTES, MPI_BYTE, a, 1, cs->priv);
+            const int peer = rank == a ? b : a;
+            rc = message(rank == a, cs->priv, peer, buf, PROBE_BYTES, 1) ||
+                 message(rank != a, cs->priv, peer, buf, PROBE_BYTES, 1);
             if (rc) rc = MPI_ERR_OTHER;
         }
         double dt = (PMPI_Wtime() - t0) / 2, slowest = 0;
         if (!rc) rc = PMPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, cs->priv);
         if (i >= 2 && slowest < best) best = slowest;
     }
-    /* Blocking sends: the library's alpha is the part that is not bandwidth. */
-    if (!rc && best > m->alpha_native)
-        m->beta_nic = (best - m->alpha_native) / ((double)k * PROBE_BYTES);
+    if (!rc && best > m->alpha) m->beta_nic = (best - m->alpha) / ((double)k * PROBE_BYTES);
     return rc;
 }
 
@@ -230,6 +229,17 @@ static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
         return rc ? rc : MPI_ERR_OTHER;
     }
     if (buf) rc = measure_levels(cs, partner, buf, m);
+    /* Virtual nodes (CONVOY_PPN, CONVOY_NODEMAP) on one host: both levels are one path, so
+     * one value, the better estimate of the two (a loaded host's noise would otherwise
+     * decide between flat and nested schedules). */
+    int64_t host = convoy__host_key(), other = host;
+    if (!rc && rank == partner) rc = PMPI_Send(&host, 1, MPI_INT64_T, 0, 2, cs->priv);
+    if (!rc && rank == 0 && partner != 0)
+        rc = PMPI_Recv(&other, 1, MPI_INT64_T, partner, 2, cs->priv, MPI_STATUS_IGNORE);
+    if (!rc && rank == 0 && other == host && m->alpha_node > 0) {
+        m->alpha = m->alpha_node = m->alpha < m->alpha_node ? m->alpha : m->alpha_node;
+        m->beta = m->beta_node = m->beta < m->beta_node ? m->beta : m->beta_node;
+    }
     free(buf);
     free(x);
     return rc;
