@@ -71,7 +71,6 @@ void convoy__config_read(convoy__config *c)
 #undef IS
         if (c->nvars < CONVOY_CONFIG_VARS) c->vars[c->nvars++] = s;
     }
-    if (c->verbose && convoy__machine_measuring()) c->verbose = 0;
 }
 
 /* The process's settings and what the environment looked like when they were read: the
@@ -117,7 +116,7 @@ static void reread(void)
  * takes no lock). */
 static atomic_uint cfg_seq;
 
-void convoy__config_current(convoy__config *c)
+static void config_current(convoy__config *c)
 {
     unsigned s1 = atomic_load_explicit(&cfg_seq, memory_order_acquire);
     if (!(s1 & 1) && atomic_load(&cfg_valid) && !atomic_load(&cfg_always)) {
@@ -134,6 +133,15 @@ void convoy__config_current(convoy__config *c)
     }
     *c = cfg;
     pthread_mutex_unlock(&cfg_lock);
+}
+
+void convoy__config_current(convoy__config *c)
+{
+    config_current(c);
+    /* Per call, not in the shared settings: the calls timed by the overhead probe
+     * (machine.c) print nothing and keep the plan memo, whether the settings were read
+     * before, during or after the probe. */
+    if (c->verbose && convoy__machine_measuring()) c->verbose = 0;
 }
 
 int convoy_config_refresh(void)

@@ -46,7 +46,7 @@ void convoy__config_current(convoy__config *c);
 const char *convoy__config_get(const convoy__config *c, const char *name);
 
 /* The machine parameters as the nonblocking setup carries them (machine.c). */
-enum { CONVOY_MACHINE_KEYS = 8 };
+enum { CONVOY_MACHINE_KEYS = 9 };
 
 /* One cached schedule, keyed by everything a builder reads (values, never handles, so a
  * freed and reused datatype or op handle cannot hit a stale entry). */
@@ -121,8 +121,8 @@ int convoy__cstate_progress(convoy__cstate *cs);
  * takes rank 0's earlier measurement, and sets cs->machine on every rank alike. */
 int convoy__machine_agree(convoy__cstate *cs);
 /* For the nonblocking setup: this process's values as CONVOY_MACHINE_KEYS doubles (a flag,
- * then alpha, beta, gamma, overhead; returns the flag: 1 if it has values), and cs's from
- * rank 0's. */
+ * then alpha, beta, gamma, overhead, the levels, alpha_native; returns the flag: 1 if it has
+ * values), and cs's from rank 0's. */
 int convoy__machine_to_keys(double v[CONVOY_MACHINE_KEYS]);
 void convoy__machine_from_keys(convoy__cstate *cs, const double v[CONVOY_MACHINE_KEYS]);
 /* The machine one call plans with: the communicator's (the built-in one when

@@ -5,24 +5,31 @@
  *
  * Measured once per process, at the first blocking setup of a communicator with two or more
  * processes: rank 0 and a partner (the first rank on another node, else rank 1) ping-pong
- * empty and PROBE_BYTES messages; alpha is half the fastest empty round trip, beta the
- * extra half round trip per byte; gamma is rank 0's fastest MPI_Reduce_local (SUM of
- * doubles) per byte. Minimum times, not means: the model wants the machine, not the noise
- * of a loaded host. Rank 0 broadcasts the values, so all ranks of the communicator choose
- * the same algorithms; each process keeps the first values it learns and later
- * communicators reuse them (rank 0 of a later communicator sends its own copy: no new
- * measurement). Nonblocking setups carry rank 0's copy in their allgather of node keys and
- * fall back to the built-in values if rank 0 has none.
+ * empty and PROBE_BYTES messages the way Convoy's executor moves them (nonblocking posts,
+ * completed by testing under the executor's wait policy, convoy__backoff): alpha is half
+ * the fastest empty round trip, beta the extra half round trip per byte. alpha_native is
+ * half the fastest empty round trip with blocking sends and receives, the MPI library's
+ * own path, which its collectives take. The two differ: where processes share cores each
+ * test that finds nothing yields the core (8.4 vs 2.5 us at 4 processes on 2 cores, and
+ * every round of a Convoy schedule pays it); SMPI charges a nonblocking send a per-byte
+ * injection cost that a blocking rendezvous send does not pay (a 256 KiB Isend between
+ * two simulated Hydra nodes takes 55 us, a blocking ping-pong's half round trip 22). gamma
+ * is rank 0's fastest MPI_Reduce_local (SUM of doubles) per byte; the overhead is
+ * Convoy's per-call work (measure_overhead). Minimum times, not means: the model wants the machine,
+ * not the noise of a loaded host. Rank 0 broadcasts the values, so all ranks of the communicator
+ * choose the same algorithms; each process keeps the first values it learns and later communicators
+ * reuse them (rank 0 of a later communicator sends its own copy: no new measurement). Nonblocking
+ * setups carry rank 0's copy in their allgather of node keys and fall back to the built-in values
+ * if rank 0 has none.
  *
- * The lane-aware fields (papers/004 §2: coll.h): alpha_node and beta_node the same way
- * between rank 0 and its node's next process (when rank 0's node has one); beta_nic from
- * the lane pattern of papers/004 §2: the k = min(processes of rank 0's node, of the
- * partner's node) processes of rank 0's node ping-pong PROBE_BYTES with the processes of
- * the same node ranks on the partner's node, all at once (a barrier starts them; the
- * slowest pair counts): a node's k * PROBE_BYTES leave in that time, so beta_nic is its
- * half round trip per byte over k. Left 0 (= flat values) where a node has one process or
- * there is one node. Nonblocking setups carry only alpha, beta and gamma (their key has
- * four doubles), so their levels are the flat values.
+ * The lane-aware fields (papers/004 §2: coll.h): alpha_node (Convoy's path) and beta_node the same
+ * way between rank 0 and its node's next process (when rank 0's node has one); beta_nic from the
+ * lane pattern of papers/004 §2: the k = min(processes of rank 0's node, of the partner's node)
+ * processes of rank 0's node ping-pong PROBE_BYTES with the processes of the same node ranks on the
+ * partner's node, all at once (a barrier starts them; the slowest pair counts): a node's k *
+ * PROBE_BYTES leave in that time, so beta_nic is its half round trip per byte over k. Left 0 (=
+ * flat values) where a node has one process or there is one node. Nonblocking setups carry only
+ * alpha, beta and gamma (their key has four doubles), so their levels are the flat values.
  *
  * Not measured (the built-in values, src/select/select.c) under CONVOY_REPRODUCIBLE=1 (no
  * timing-based choice), with CONVOY_MEASURE=0, or when both CONVOY_ALPHA and CONVOY_BETA
@@ -31,6 +38,8 @@
  */
 #include "api/internal.h"
 #include "platform/platform.h"
+#include "shm/shm.h"
+#include "topo/topo_mpi.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,20 +81,34 @@ static void cache_put(const convoy__machine *m)
     pthread_mutex_unlock(&cache_lock);
 }
 
-/* Fastest half round trip of `bytes` between a (pinging) and b (ponging). */
-static int pingpong_pair(MPI_Comm comm, int rank, int a, int b, char *buf, int bytes, double *best)
+/* One message: blocking (the MPI library's path), or as Convoy's executor moves it (exec). */
+static int message(int send, MPI_Comm comm, int peer, char *buf, int bytes, int exec)
+{
+    if (!exec)
+        return send ? PMPI_Send(buf, bytes, MPI_BYTE, peer, 0, comm)
+                    : PMPI_Recv(buf, bytes, MPI_BYTE, peer, 0, comm, MPI_STATUS_IGNORE);
+    MPI_Request q;
+    int rc = send ? PMPI_Isend(buf, bytes, MPI_BYTE, peer, 0, comm, &q)
+                  : PMPI_Irecv(buf, bytes, MPI_BYTE, peer, 0, comm, &q);
+    if (rc || convoy__plat_blocking_waits()) return rc ? rc : PMPI_Wait(&q, MPI_STATUS_IGNORE);
+    unsigned iter = 0;
+    int done = 0;
+    while (!(rc = PMPI_Test(&q, &done, MPI_STATUS_IGNORE)) && !done)
+        convoy__backoff(&iter);
+    return rc;
+}
+
+/* Fastest half round trip of `bytes` between a (pinging) and b (ponging), blocking or on
+ * Convoy's path (exec). */
+static int pingpong_pair(MPI_Comm comm, int rank, int a, int b, char *buf, int bytes, int exec,
+                         double *best)
 {
     const int peer = rank == a ? b : a;
     *best = 1e30;
     for (int i = 0; i < PROBE_REPS + 2; i++) {
         double t0 = PMPI_Wtime();
-        int rc;
-        if (rank == a)
-            rc = PMPI_Send(buf, bytes, MPI_BYTE, peer, 0, comm) ||
-                 PMPI_Recv(buf, bytes, MPI_BYTE, peer, 0, comm, MPI_STATUS_IGNORE);
-        else
-            rc = PMPI_Recv(buf, bytes, MPI_BYTE, peer, 0, comm, MPI_STATUS_IGNORE) ||
-                 PMPI_Send(buf, bytes, MPI_BYTE, peer, 0, comm);
+        int rc = message(rank == a, comm, peer, buf, bytes, exec) ||
+                 message(rank != a, comm, peer, buf, bytes, exec);
         if (rc) return MPI_ERR_OTHER;
         double t = (PMPI_Wtime() - t0) / 2;
         if (i >= 2 && t < *best) *best = t; /* the first two warm the path up */
@@ -93,19 +116,18 @@ static int pingpong_pair(MPI_Comm comm, int rank, int a, int b, char *buf, int b
     return MPI_SUCCESS;
 }
 
-static int pingpong(MPI_Comm comm, int rank, int partner, char *buf, int bytes, double *best)
-{
-    return pingpong_pair(comm, rank, 0, partner, buf, bytes, best);
-}
-
 /* Empty and PROBE_BYTES half round trips between rank 0's side `a` and `b` (pairs run by
- * the two ranks only); alpha and beta from them. */
-static int pair(MPI_Comm comm, int me, int a, int b, char *buf, double *alpha, double *beta)
+ * the two ranks only) on Convoy's path: alpha and beta; alpha_native (if not NULL) from an
+ * empty blocking one. */
+static int pair(MPI_Comm comm, int me, int a, int b, char *buf, double *alpha, double *beta,
+                double *alpha_native)
 {
-    double t0 = 0, t1 = 0;
-    int rc = pingpong_pair(comm, me, a, b, buf, 0, &t0);
-    if (!rc) rc = pingpong_pair(comm, me, a, b, buf, PROBE_BYTES, &t1);
+    double t0 = 0, t1 = 0, tn = 0;
+    int rc = pingpong_pair(comm, me, a, b, buf, 0, 1, &t0);
+    if (!rc) rc = pingpong_pair(comm, me, a, b, buf, PROBE_BYTES, 1, &t1);
+    if (!rc && alpha_native) rc = pingpong_pair(comm, me, a, b, buf, 0, 0, &tn);
     *alpha = t0 > 0 ? t0 : 1e-7;
+    if (alpha_native) *alpha_native = tn > 0 ? tn : 1e-7;
     *beta = t1 > t0 ? (t1 - t0) / PROBE_BYTES : 1e-12;
     return rc;
 }
@@ -120,7 +142,7 @@ static int measure_levels(convoy__cstate *cs, int partner, char *buf, convoy__ma
     if (n0 > 1) {
         const int peer = convoy__topo_rank_at(t, t->node_of[0], 1);
         if ((rank == 0 || rank == peer) &&
-            (rc = pair(cs->priv, rank, 0, peer, buf, &m->alpha_node, &m->beta_node)))
+            (rc = pair(cs->priv, rank, 0, peer, buf, &m->alpha_node, &m->beta_node, NULL)))
             return rc;
     }
     const int pn = t->node_of[partner], k = n0 < t->node_size[pn] ? n0 : t->node_size[pn];
@@ -133,11 +155,9 @@ static int measure_levels(convoy__cstate *cs, int partner, char *buf, convoy__ma
         if (t->node_rank < k && (t->node == t->node_of[0] || t->node == pn)) {
             const int a = convoy__topo_rank_at(t, t->node_of[0], t->node_rank);
             const int b = convoy__topo_rank_at(t, pn, t->node_rank);
-            rc = rank == a
-                     ? PMPI_Send(buf, PROBE_BYTES, MPI_BYTE, b, 1, cs->priv) ||
-                           PMPI_Recv(buf, PROBE_BYTES, MPI_BYTE, b, 1, cs->priv, MPI_STATUS_IGNORE)
-                     : PMPI_Recv(buf, PROBE_BYTES, MPI_BYTE, a, 1, cs->priv, MPI_STATUS_IGNORE) ||
-                           PMPI_Send(buf, PROBE_BYTES, MPI_BYTE, a, 1, cs->priv);
+            const int peer = rank == a ? b : a;
+            rc = message(rank == a, cs->priv, peer, buf, PROBE_BYTES, 1) ||
+                 message(rank != a, cs->priv, peer, buf, PROBE_BYTES, 1);
             if (rc) rc = MPI_ERR_OTHER;
         }
         double dt = (PMPI_Wtime() - t0) / 2, slowest = 0;
@@ -185,10 +205,8 @@ static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
     char *buf = calloc(1, PROBE_BYTES);
     double *x = rank == 0 ? calloc(2 * REDUCE_DOUBLES, sizeof *x) : NULL;
     int rc = !buf || (rank == 0 && !x) ? MPI_ERR_NO_MEM : MPI_SUCCESS;
-    double t0 = 0, t1 = 0;
-    if (!rc && (rank == 0 || rank == partner) &&
-        !(rc = pingpong(cs->priv, rank, partner, buf, 0, &t0)))
-        rc = pingpong(cs->priv, rank, partner, buf, PROBE_BYTES, &t1);
+    if (!rc && (rank == 0 || rank == partner))
+        rc = pair(cs->priv, rank, 0, partner, buf, &m->alpha, &m->beta, &m->alpha_native);
     if (!rc && rank == 0) {
         double g = 1e30;
         for (int i = 0; i < PROBE_REPS && !rc; i++) {
@@ -199,8 +217,6 @@ static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
             double t = PMPI_Wtime() - s;
             if (t < g) g = t;
         }
-        m->alpha = t0 > 0 ? t0 : 1e-7;
-        m->beta = t1 > t0 ? (t1 - t0) / PROBE_BYTES : 1e-12;
         m->gamma = g / PROBE_BYTES > 0 ? g / PROBE_BYTES : 1e-12;
         m->overhead = measure_overhead();
     }
@@ -213,6 +229,17 @@ static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
         return rc ? rc : MPI_ERR_OTHER;
     }
     if (buf) rc = measure_levels(cs, partner, buf, m);
+    /* Virtual nodes (CONVOY_PPN, CONVOY_NODEMAP) on one host: both levels are one path, so
+     * one value, the better estimate of the two (a loaded host's noise would otherwise
+     * decide between flat and nested schedules). */
+    int64_t host = convoy__host_key(), other = host;
+    if (!rc && rank == partner) rc = PMPI_Send(&host, 1, MPI_INT64_T, 0, 2, cs->priv);
+    if (!rc && rank == 0 && partner != 0)
+        rc = PMPI_Recv(&other, 1, MPI_INT64_T, partner, 2, cs->priv, MPI_STATUS_IGNORE);
+    if (!rc && rank == 0 && other == host && m->alpha_node > 0) {
+        m->alpha = m->alpha_node = m->alpha < m->alpha_node ? m->alpha : m->alpha_node;
+        m->beta = m->beta_node = m->beta < m->beta_node ? m->beta : m->beta_node;
+    }
     free(buf);
     free(x);
     return rc;
@@ -231,7 +258,7 @@ static int partner_of_root(const convoy__topo *t)
 static void machine_pack(const convoy__machine *m, double *v)
 {
     v[1] = m->alpha, v[2] = m->beta, v[3] = m->gamma, v[4] = m->overhead;
-    v[5] = m->alpha_node, v[6] = m->beta_node, v[7] = m->beta_nic;
+    v[5] = m->alpha_node, v[6] = m->beta_node, v[7] = m->beta_nic, v[8] = m->alpha_native;
 }
 
 static convoy__machine machine_unpack(const double *v)
@@ -242,7 +269,8 @@ static convoy__machine machine_unpack(const double *v)
                              .overhead = v[4],
                              .alpha_node = v[5],
                              .beta_node = v[6],
-                             .beta_nic = v[7]};
+                             .beta_nic = v[7],
+                             .alpha_native = v[8]};
 }
 
 int convoy__machine_agree(convoy__cstate *cs)
@@ -304,7 +332,7 @@ void convoy__machine_of_call(const convoy__config *c, const convoy__cstate *cs, 
         convoy__machine_builtin(m);
     else
         *m = cs->machine;
-    if (c->alpha >= 0) m->alpha = c->alpha;
+    if (c->alpha >= 0) m->alpha = c->alpha, m->alpha_native = 0; /* one alpha for both */
     if (c->beta >= 0) m->beta = c->beta;
     if (c->gamma >= 0) m->gamma = c->gamma;
 }

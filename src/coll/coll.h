@@ -60,7 +60,11 @@ typedef struct convoy__machine {
     double gamma;                 /* seconds per byte reduced */
     double alpha_node, beta_node; /* inside a node (shared memory) */
     double beta_nic;              /* per byte of a node's total outgoing traffic */
-    double overhead;              /* seconds of Convoy's own work per call, beyond the MPI library's */
+    double overhead; /* seconds of Convoy's own work per call, beyond the MPI library's */
+    /* alpha of the MPI library's own blocking message path, which its collectives take;
+     * alpha (and alpha_node) are Convoy's path: nonblocking posts completed by the
+     * executor's wait policy, which costs more where processes share cores. 0: = alpha. */
+    double alpha_native;
 } convoy__machine;
 
 /* m with zero level fields replaced by the flat values. */

@@ -65,7 +65,7 @@ double convoy__lane_child_cost(const convoy__args *sub)
 {
     if (sub->topo->size <= 1) return 0;
     const convoy__algo *al = convoy__select(sub, &sub->machine, NULL, 1);
-    return al && al->cost ? al->cost(sub, &sub->machine) : 0;
+    return al ? convoy__algo_cost(al, sub, &sub->machine) : 0;
 }
 
 double convoy__lane_cost_equal(const convoy__args *a, int coll, int m, int concurrent,
@@ -92,7 +92,11 @@ double convoy__lane_cost_equal(const convoy__args *a, int coll, int m, int concu
         sub.count = count;
         sub.rcounts = rc;
         sub.displs = rc + m;
-        t = convoy__lane_child_cost(&sub);
+        /* A nested schedule runs in an executor of its own, started when its phase begins:
+         * it costs its rounds plus that executor's work (the per-call overhead, measured
+         * at setup), so a phase is never free and a nested schedule never ties with a
+         * flat one of as many rounds. */
+        t = convoy__lane_child_cost(&sub) + a->machine.overhead;
         convoy__topo_free(&st);
     }
     free(rc);
@@ -189,7 +193,7 @@ static int build_child(const convoy__args *sub, int flags, int max_tags, convoy_
     for (int i = 0; i < convoy__nalgos; i++) {
         const convoy__algo *al = &convoy__algos[i];
         if (convoy__select(sub, &sub->machine, al->name, 1) != al) continue; /* not usable */
-        const double cost = al->cost ? al->cost(sub, &sub->machine) : 0;
+        const double cost = convoy__algo_cost(al, sub, &sub->machine);
         int64_t tmp = 0;
         int tag = -1, nests = 0;
         if (props) {

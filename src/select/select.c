@@ -77,18 +77,37 @@ const convoy__algo *convoy__select(const convoy__args *a, const convoy__machine 
     return best;
 }
 
+double convoy__algo_cost(const convoy__algo *al, const convoy__args *a, const convoy__machine *m)
+{
+    if (!al->cost) return 0;
+    if (!(al->props & (CONVOY_ALGO_FLAT | CONVOY_ALGO_BASELINE)) || a->topo->nnodes < 2 ||
+        a->topo->max_ppn < 2)
+        return al->cost(a, m);
+    convoy__machine f = convoy__machine_levels(m);
+    if (f.alpha_node > f.alpha) f.alpha = f.alpha_node;
+    if (f.beta_node > f.beta) f.beta = f.beta_node;
+    return al->cost(a, &f);
+}
+
 double convoy__algo_time(const convoy__algo *al, const convoy__args *a, const convoy__machine *m)
 {
-    return (al->cost ? al->cost(a, m) : 0) + m->overhead;
+    return convoy__algo_cost(al, a, m) + m->overhead;
 }
 
 double convoy__native_cost(const convoy__args *a, const convoy__machine *m)
 {
+    /* The library's collectives send on its own blocking path (alpha_native), not through
+     * Convoy's executor (alpha): at small counts that, with the overhead, is the gap. */
+    convoy__machine nm = convoy__machine_levels(m);
+    if (m->alpha_native > 0) {
+        nm.alpha_node *= m->alpha_native / m->alpha; /* not measured: the same ratio */
+        nm.alpha = m->alpha_native;
+    }
     double best = -1;
     for (int i = 0; i < convoy__nalgos; i++) {
         const convoy__algo *al = &convoy__algos[i];
         if (!(al->props & CONVOY_ALGO_BASELINE) || !al->cost || !usable(al, a, 0)) continue;
-        double t = al->cost(a, m);
+        double t = convoy__algo_cost(al, a, &nm);
         if (best < 0 || t < best) best = t;
     }
     return best;

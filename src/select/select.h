@@ -14,8 +14,10 @@
 enum {
     CONVOY_ALGO_REPRODUCIBLE = 1,   /* every rank gets bitwise identical results */
     CONVOY_ALGO_NONCOMMUTATIVE = 2, /* keeps rank order: valid for non-commutative ops */
-    CONVOY_ALGO_BASELINE = 4        /* a flat algorithm MPI libraries run themselves: the
+    CONVOY_ALGO_BASELINE = 4,       /* a flat algorithm MPI libraries run themselves: the
                                        model of the native collective (convoy__native_cost) */
+    CONVOY_ALGO_FLAT = 8            /* flat (topology-unaware) but no baseline; baselines are
+                                       flat too (convoy__algo_cost) */
 };
 
 typedef struct convoy__algo {
@@ -56,6 +58,11 @@ const convoy__algo *convoy__select(const convoy__args *a, const convoy__machine 
  * overhead (m->overhead, added to every Convoy algorithm's cost). < 0: no model (no
  * baseline applies), the native collective is then no candidate. */
 double convoy__native_cost(const convoy__args *a, const convoy__machine *m);
+/* An algorithm's cost model under m. A flat algorithm's (CONVOY_ALGO_FLAT, _BASELINE)
+ * rounds mix messages inside and between nodes, and a round ends with its slowest message:
+ * where nodes have several processes, it is costed with the slower level's alpha and beta
+ * (its own model speaks of one alpha and beta). Every cost goes through here. */
+double convoy__algo_cost(const convoy__algo *al, const convoy__args *a, const convoy__machine *m);
 /* An algorithm's predicted time as Convoy runs it: its cost plus m->overhead. */
 double convoy__algo_time(const convoy__algo *al, const convoy__args *a, const convoy__machine *m);
 

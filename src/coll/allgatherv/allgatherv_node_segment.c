@@ -54,10 +54,11 @@
  *   in the segment; all messages of one mode use one type slot on both sides.
  *
  * Cost (n_j processes on node j, D_j its bytes, T all bytes, u units handled per
- * process): alpha (max(nn - 1, u)) + beta max_j (T - D_j) / n_j + (gamma / 2) T, the last
- * term the local copies (a copy moves each byte once; gamma is the per-byte cost of a
+ * process): alpha (max(nn - 1, u)) + beta max_j (T - D_j) / n_j + (gamma / 2) T + 2 f, the
+ * third term the local copies (a copy moves each byte once; gamma is the per-byte cost of a
  * reduction, which reads two operands). The ring over all processes moves every byte
- * through a message on every process instead.
+ * through a message on every process instead. f: a flag handshake (convoy__flag_cost), two:
+ * the node's writes seen by its readers and the gate to the next segment operation.
  *
  * Applicable with a node segment (args.shm_bytes > 0) big enough for one element while
  * streaming.
@@ -446,7 +447,10 @@ double convoy__allgatherv_node_segment_cost(const convoy__args *a, const convoy_
             if ((double)u > msgs) msgs = (double)u;
             if ((double)(pl.total - d) / n > bytes) bytes = (double)(pl.total - d) / n;
         }
-        c = m->alpha * msgs + m->beta * bytes + m->gamma / 2 * (double)pl.total;
+        /* Plus two flag handshakes: the node's writes seen by its readers, and the gate
+         * that releases the segment to the next operation (executor). */
+        c = m->alpha * msgs + m->beta * bytes + m->gamma / 2 * (double)pl.total +
+            2 * convoy__flag_cost(m);
     }
     plan_free(&pl);
     return c;

@@ -1,0 +1,193 @@
+/*
+ * Properties of the cost models and of the choice made from them (src/select, the `cost`
+ * functions, src/coll/lane.c), checked against values derived by hand, without MPI:
+ *  - one host (virtual nodes: both levels one path) at 1 and 16 elements on 2 x 2 and
+ *    2 x 4: no nested (lane/hier) schedule is chosen, since a nested phase costs its rounds
+ *    plus a nested executor's overhead and ties with no flat schedule of as many rounds;
+ *    and native, predicted from the flat baselines on the library's blocking path
+ *    (alpha_native), is predicted faster than Convoy's choice (the drop-in keeps it);
+ *  - the hierarchical Bcast on 2 x 2 at 1 element costs exactly the hand-derived sum of its
+ *    phases: a lane Bcast over 2 nodes (one round at the network level, plus the nested
+ *    executor's overhead) and a node binomial tree (one round at the node level); the flat
+ *    binomial tree pays the slower level in each of its 2 rounds;
+ *  - a nested schedule's cost is never below the cost of its slowest phase plus one nested
+ *    executor (hier Bcast and Reduce, phases costed independently by selecting the
+ *    cheapest algorithm of the phase's collective on the phase's own group).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "select/select.h"
+#include "unit.h"
+
+enum { PMAX = 64 };
+
+static int64_t rc[PMAX], dp[PMAX];
+
+static void make_topo(convoy__topo *t, int nodes, int ppn)
+{
+    int64_t ids[PMAX];
+    for (int r = 0; r < nodes * ppn; r++)
+        ids[r] = r / ppn;
+    if (convoy__topo_from_ids(t, nodes * ppn, 0, ids)) abort();
+}
+
+/* Arguments of rank 0 (the root) for coll with count elements (per block where the
+ * collective has blocks) of a 4-byte integer type. */
+static convoy__args make_args(int coll, const convoy__topo *t, int64_t count,
+                              const convoy__machine *m)
+{
+    const convoy__dtype it = {.size = 4, .extent = 4, .true_lb = 0, .true_extent = 4};
+    convoy__args a = {.coll = coll,
+                      .topo = t,
+                      .count = count,
+                      .stype = it,
+                      .rtype = it,
+                      .commutative = 1,
+                      .shm_bytes = 65536,
+                      .machine = *m};
+    for (int i = 0; i < t->size; i++)
+        rc[i] = count, dp[i] = i * count;
+    switch (convoy__coll_base(coll)) {
+    case CONVOY_COLL_ALLGATHERV:
+    case CONVOY_COLL_GATHER:
+    case CONVOY_COLL_SCATTER:
+    case CONVOY_COLL_ALLTOALL: a.rcounts = rc, a.displs = dp; break;
+    case CONVOY_COLL_REDUCE_SCATTER:
+        a.count = count * t->size;
+        a.rcounts = rc, a.displs = dp;
+        break;
+    default: break;
+    }
+    return a;
+}
+
+/* Whether al's schedule for rank 0 has nested (lane/hier) phases. */
+static int nested(const convoy__algo *al, const convoy__args *a)
+{
+    convoy__schedule s;
+    convoy__sched_init(&s);
+    int n = al->build(a, &s) == 0 && s.nchildren > 0;
+    convoy__sched_free(&s);
+    return n;
+}
+
+static const int colls[] = {
+    CONVOY_COLL_BCAST,     CONVOY_COLL_REDUCE, CONVOY_COLL_ALLREDUCE,
+    CONVOY_COLL_ALLGATHER, CONVOY_COLL_GATHER, CONVOY_COLL_SCATTER,
+    CONVOY_COLL_ALLTOALL,  CONVOY_COLL_SCAN,   CONVOY_COLL_REDUCE_SCATTER_BLOCK};
+
+/* 4 processes on 2 cores, as measured here: Convoy's path 8 us a message, the library's
+ * blocking one 2.5 us; one level (virtual nodes on one host). */
+static const convoy__machine one_host = {.alpha = 8e-6,
+                                         .beta = 3e-10,
+                                         .gamma = 1e-10,
+                                         .alpha_node = 8e-6,
+                                         .beta_node = 3e-10,
+                                         .overhead = 4e-7,
+                                         .alpha_native = 2.5e-6};
+
+static void small_counts_on_one_host(void)
+{
+    const int shapes[][2] = {{2, 2}, {2, 4}};
+    for (int s = 0; s < 2; s++) {
+        convoy__topo t;
+        make_topo(&t, shapes[s][0], shapes[s][1]);
+        for (size_t c = 0; c < sizeof colls / sizeof *colls; c++)
+            for (int64_t count = 1; count <= 16; count *= 16) {
+                convoy__args a = make_args(colls[c], &t, count, &one_host);
+                const convoy__algo *al = convoy__select(&a, &one_host, NULL, 0);
+                const char *name = convoy__coll_name(colls[c]);
+                EXPECT(al != NULL, "%s on %dx%d: no algorithm", name, shapes[s][0], shapes[s][1]);
+                if (!al) continue;
+                EXPECT(!nested(al, &a), "%s %lld on %dx%d: nested %s chosen", name,
+                       (long long)count, shapes[s][0], shapes[s][1], al->name);
+                const double tn = convoy__native_cost(&a, &one_host);
+                const double tc = convoy__algo_time(al, &a, &one_host);
+                EXPECT(tn >= 0 && tn < tc, "%s %lld on %dx%d: native %.2f us, %s %.2f us", name,
+                       (long long)count, shapes[s][0], shapes[s][1], 1e6 * tn, al->name, 1e6 * tc);
+            }
+        convoy__topo_free(&t);
+    }
+}
+
+/* Two real nodes: the network slower than the node. */
+static const convoy__machine cluster = {.alpha = 2e-6,
+                                        .beta = 1e-10,
+                                        .gamma = 1e-10,
+                                        .alpha_node = 1e-6,
+                                        .beta_node = 2e-10,
+                                        .overhead = 5e-7};
+
+static void hier_bcast_by_hand(void)
+{
+    convoy__topo t;
+    make_topo(&t, 2, 2);
+    convoy__args a = make_args(CONVOY_COLL_BCAST, &t, 1, &cluster);
+    const convoy__machine *m = &cluster;
+    /* Lane phase: 1 round between the 2 nodes (1 sender per node) + a nested executor;
+     * node phase: 1 round of the node's binomial tree (plain steps, not nested). */
+    const double lane = m->alpha + 4 * m->beta + m->overhead;
+    const double node = m->alpha_node + 4 * m->beta_node;
+    const convoy__algo *hier = convoy__algo_find(CONVOY_COLL_BCAST, "hier");
+    const convoy__algo *bin = convoy__algo_find(CONVOY_COLL_BCAST, "binomial");
+    EXPECT(hier && fabs(convoy__algo_cost(hier, &a, m) - (lane + node)) < 1e-12,
+           "hier Bcast 2x2: %.4f us, by hand %.4f us",
+           hier ? 1e6 * convoy__algo_cost(hier, &a, m) : 0, 1e6 * (lane + node));
+    /* Binomial over 4: 2 rounds, each as slow as its slowest level (alpha, beta_node). */
+    const double flat = 2 * (m->alpha + 4 * m->beta_node);
+    EXPECT(bin && fabs(convoy__algo_cost(bin, &a, m) - flat) < 1e-12,
+           "binomial Bcast 2x2: %.4f us, by hand %.4f us",
+           bin ? 1e6 * convoy__algo_cost(bin, &a, m) : 0, 1e6 * flat);
+    convoy__topo_free(&t);
+}
+
+/* The cheapest algorithm of coll on a group of its own: n processes of one node (node
+ * level) or one process on each of n nodes (network level). */
+static double phase_cost(int coll, int n, int one_node, int64_t count, const convoy__machine *m)
+{
+    convoy__topo t;
+    if (one_node)
+        make_topo(&t, 1, n);
+    else
+        make_topo(&t, n, 1);
+    convoy__machine lv = convoy__machine_levels(m);
+    if (one_node) lv.alpha = lv.alpha_node, lv.beta = lv.beta_node;
+    convoy__args a = make_args(coll, &t, count, &lv);
+    a.shm_bytes = 0; /* phases use messages */
+    const convoy__algo *al = convoy__select(&a, &lv, NULL, 1);
+    const double c = al ? convoy__algo_cost(al, &a, &lv) : 0;
+    convoy__topo_free(&t);
+    return c;
+}
+
+static void never_below_slowest_phase(void)
+{
+    const int shapes[][2] = {{2, 4}, {4, 8}, {8, 4}};
+    const int hiers[] = {CONVOY_COLL_BCAST, CONVOY_COLL_REDUCE};
+    for (int s = 0; s < 3; s++)
+        for (int h = 0; h < 2; h++)
+            for (int64_t count = 1; count <= 65536; count *= 16) {
+                const int N = shapes[s][0], n = shapes[s][1];
+                convoy__topo t;
+                make_topo(&t, N, n);
+                convoy__args a = make_args(hiers[h], &t, count, &cluster);
+                const convoy__algo *al = convoy__algo_find(hiers[h], "hier");
+                const double node = phase_cost(hiers[h], n, 1, count, &cluster);
+                const double lane = phase_cost(hiers[h], N, 0, count, &cluster);
+                const double slowest = (node > lane ? node : lane) + cluster.overhead;
+                const double c = al ? convoy__algo_cost(al, &a, &cluster) : 0;
+                EXPECT(al && c >= slowest * (1 - 1e-9), "hier %s %lld on %dx%d: %.3f us < %.3f us",
+                       convoy__coll_name(hiers[h]), (long long)count, N, n, 1e6 * c, 1e6 * slowest);
+                convoy__topo_free(&t);
+            }
+}
+
+int main(void)
+{
+    small_counts_on_one_host();
+    hier_bcast_by_hand();
+    never_below_slowest_phase();
+    return unit_done();
+}
