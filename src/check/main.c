@@ -59,7 +59,8 @@ static void usage(FILE *f)
             "  --assert-inter-spread R  fail a case with regular data (equal non-zero counts,\n"
             "                        equal node sizes, more than one node) in which one rank\n"
             "                        sends + receives more than R times the inter-node bytes\n"
-            "                        of another (the spread over a node's processes/lanes)\n"
+            "                        of another (the spread over a node's processes/lanes;\n"
+            "                        rooted collectives, Scan, Exscan: within each node)\n"
             "  --stats               per-algorithm statistics (rounds, messages, bytes, idle\n"
             "                        ranks, inter-node messages at once)\n"
             "  --expect-busy         fail a case with 2+ nodes (allreduce: and count >= nodes x\n"
@@ -558,8 +559,12 @@ static void run_case(convoy__check_case *c, const opts *o, const convoy__check_m
         return;
     }
     if (o->spread > 0 && regular_data(c)) {
-        /* Rooted collectives: within a node (a tree's root and leaves differ by design). */
-        const int rooted = is_rooted(c->coll);
+        /* Rooted collectives and the prefix reductions: within a node (a tree's root and
+         * leaves, a prefix chain's first and last node differ by design; what the full-lane
+         * decomposition promises is that a node's processes share its traffic). */
+        const int base = convoy__coll_base(c->coll);
+        const int rooted =
+            is_rooted(c->coll) || base == CONVOY_COLL_SCAN || base == CONVOY_COLL_EXSCAN;
         const int64_t mx = rooted ? res.st.node_rank_inter_max : res.st.rank_inter_max,
                       mn = rooted ? res.st.node_rank_inter_min : res.st.rank_inter_min;
         if (g) {

@@ -341,6 +341,9 @@ double convoy__gather_lane_cost(const convoy__args *a, const convoy__machine *m)
 int convoy__gather_hier(const convoy__args *a, convoy__schedule *s);
 int convoy__gather_hier_applicable(const convoy__args *a);
 double convoy__gather_hier_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__gather_klane_tree(const convoy__args *a, convoy__schedule *s);
+int convoy__gather_klane_tree_applicable(const convoy__args *a);
+double convoy__gather_klane_tree_cost(const convoy__args *a, const convoy__machine *m);
 
 /* scatter, scatterv */
 int convoy__scatter_linear(const convoy__args *a, convoy__schedule *s);
@@ -353,6 +356,9 @@ double convoy__scatter_lane_cost(const convoy__args *a, const convoy__machine *m
 int convoy__scatter_hier(const convoy__args *a, convoy__schedule *s);
 int convoy__scatter_hier_applicable(const convoy__args *a);
 double convoy__scatter_hier_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__scatter_klane_tree(const convoy__args *a, convoy__schedule *s);
+int convoy__scatter_klane_tree_applicable(const convoy__args *a);
+double convoy__scatter_klane_tree_cost(const convoy__args *a, const convoy__machine *m);
 
 /* reduce */
 int convoy__reduce_binomial(const convoy__args *a, convoy__schedule *s);

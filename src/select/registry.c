@@ -234,6 +234,13 @@ const convoy__algo convoy__algos[] = {
      .applicable = convoy__gather_hier_applicable,
      .cost = convoy__gather_hier_cost,
      .props = CONVOY_ALGO_REPRODUCIBLE},
+    {.coll = CONVOY_COLL_GATHER,
+     .also = CONVOY_COLL_GATHERV,
+     .name = "klane_tree",
+     .build = convoy__gather_klane_tree,
+     .applicable = convoy__gather_klane_tree_applicable,
+     .cost = convoy__gather_klane_tree_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE},
 
     /* scatter, scatterv */
     {.coll = CONVOY_COLL_SCATTER,
@@ -262,6 +269,13 @@ const convoy__algo convoy__algos[] = {
      .build = convoy__scatter_hier,
      .applicable = convoy__scatter_hier_applicable,
      .cost = convoy__scatter_hier_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE},
+    {.coll = CONVOY_COLL_SCATTER,
+     .also = CONVOY_COLL_SCATTERV,
+     .name = "klane_tree",
+     .build = convoy__scatter_klane_tree,
+     .applicable = convoy__scatter_klane_tree_applicable,
+     .cost = convoy__scatter_klane_tree_cost,
      .props = CONVOY_ALGO_REPRODUCIBLE},
 
     /* reduce */

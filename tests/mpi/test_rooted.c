@@ -9,7 +9,9 @@
  * CONVOY_NODEMAP (tests/mpi/CMakeLists.txt), so the topology-aware algorithms see
  * irregular nodes and non-consecutive ranks.
  *
- *   test_rooted [--quick] [--verbose]
+ *   test_rooted [--quick] [--verbose] [--algo NAME]
+ * --algo NAME: only the registered algorithms of that name (not the default, not forced
+ * native), e.g. the k-ported trees on a regular layout (their only one).
  */
 #include "common.h"
 
@@ -23,6 +25,7 @@ static const char *const mode_names[] = {"blocking", "nonblocking", "persistent"
 /* Datatype kinds: own type / vector type. */
 enum { K_INT, K_GAPS, K_MIXED, NKINDS };
 static const char *const kind_names[] = {"int", "vector-with-gaps", "int-vs-vector"};
+static const char *g_only; /* --algo */
 static MPI_Datatype T_gap; /* 2 ints at stride 2: extent 3 ints, a gap in each element */
 
 typedef struct rcase {
@@ -336,10 +339,14 @@ static void suite(MPI_Comm comm, int coll, uint64_t seed)
     MPI_Comm_size(comm, &p);
     const char *algos[32];
     int na = 0;
-    algos[na++] = NULL;
-    algos[na++] = "native";
+    if (!g_only) {
+        algos[na++] = NULL;
+        algos[na++] = "native";
+    }
     for (int i = 0; i < convoy__nalgos && na < 32; i++)
-        if (convoy__algo_serves(&convoy__algos[i], coll)) algos[na++] = convoy__algos[i].name;
+        if (convoy__algo_serves(&convoy__algos[i], coll) &&
+            (!g_only || !strcmp(g_only, convoy__algos[i].name)))
+            algos[na++] = convoy__algos[i].name;
     const int counts[] = {0, 1, 5, 3001};
     for (int ai = 0; ai < na; ai++) {
         const convoy__algo *al =
@@ -385,6 +392,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) g_quick = 1;
         if (!strcmp(argv[i], "--verbose")) g_verbose = 1;
+        if (!strcmp(argv[i], "--algo") && i + 1 < argc) g_only = argv[++i];
     }
     tc_guard_init(120);
     setenv("CONVOY_ALGO_STRICT", "1", 1);

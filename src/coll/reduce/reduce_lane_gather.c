@@ -72,7 +72,7 @@ int convoy__reduce_lane_gather(const convoy__args *a, convoy__schedule *s)
         const int64_t oj = convoy__lane_block_off(cnt, L, j);
         convoy__lane_map(t, j, map);
         convoy__args sub;
-        convoy__lane_sub_args(a, CONVOY_COLL_REDUCE, &lt, t->ppn, &sub);
+        convoy__lane_sub_args(a, CONVOY_COLL_REDUCE, &lt, L, &sub);
         sub.count = convoy__lane_block(cnt, L, j);
         sub.root = rn;
         convoy__region send = W(oj), recv = W(oj);

@@ -79,7 +79,7 @@ int convoy__scan_lane(const convoy__args *a, convoy__schedule *s)
         const int64_t oj = convoy__lane_block_off(cnt, L, j);
         convoy__lane_map(t, j, map);
         convoy__args sub;
-        convoy__lane_sub_args(a, CONVOY_COLL_EXSCAN, &lt, n, &sub);
+        convoy__lane_sub_args(a, CONVOY_COLL_EXSCAN, &lt, L, &sub);
         sub.count = convoy__lane_block(cnt, L, j);
         sub.inplace = 1;
         convoy__lane_deps_add(&xs, convoy__lane_child(s, &sub, map, E(oj), E(oj), CONVOY_DEP(rs)),

@@ -1,0 +1,125 @@
+/*
+ * Gather and Gatherv by the k-ported tree construction of papers/004 §5 ("non-pipelined
+ * tree algorithms", proposed there for Gather and Scatter, never implemented): the node's
+ * k = n processes act as the k ports of a (k+1)-nomial tree over the nodes, the reverse of
+ * the Bcast `klane_tree` (rooted_klane.h has the tree).
+ *
+ * Idea: every process packs its block into its node's subtree layout; port i of node v
+ * receives, from port i of each of its child nodes, that child's whole subtree (one packed
+ * range), all k ports at once; the ports hand their own block and their children's ranges
+ * to the node's entry port, which sends the node's subtree (one range) to its parent's port.
+ * On the root node the processes send the root their blocks straight into place; the root
+ * receives its ports' ranges and unpacks every other node's block.
+ * ceil(log_{k+1} N) inter-node steps, each followed by one node-internal step: at most
+ * twice the k-ported algorithm's steps (the paper's bound).
+ *
+ * Bytes leaving each node (regular layout, N nodes of n processes, m bytes per process):
+ * its subtree's n m |subtree| once, from its entry port; the root node receives (N - 1) n m
+ * spread over its k ports (each port's children: about 1/k of the nodes); inside a node
+ * every subtree byte crosses once more to the entry port.
+ *
+ * Cost: ceil(log_{k+1} N)(alpha + (k - 1) alpha_node) + beta_lanes (N n m) / k +
+ * beta_node N n m + 2 gamma N n m (rooted_klane.c).
+ *
+ * Restrictions: regular layouts (k ports on every node, ranks in any order), more than one
+ * node, n > 1, every block's size on every rank (not a nonblocking Gatherv). Copies: blocks
+ * off the root node are packed by their owners and unpacked by the root (packed bytes
+ * travel as bytes); the root node's blocks are not copied. Source: papers/004 §5.
+ */
+#include "coll/rooted_hier.h"
+#include "coll/rooted_klane.h"
+
+enum { TAG_OWN = 0, TAG_LANE = 1, TAG_RANGE = 2 };
+
+int convoy__gather_klane_tree_applicable(const convoy__args *a)
+{
+    return convoy__rooted_klane_applicable(a);
+}
+
+int convoy__gather_klane_tree(const convoy__args *a, convoy__schedule *s)
+{
+    const convoy__topo *t = a->topo;
+    convoy__rooted_klane p;
+    if (convoy__rooted_klane_plan(a, &p)) return s->err = CONVOY_ERR_NO_MEM;
+    const int me = t->node_rank, rootnode = p.v == 0;
+    int ch[CONVOY_KLANE_MAXCHILD], en[CONVOY_KLANE_MAXCHILD], lv[CONVOY_KLANE_MAXCHILD];
+    convoy__lane_deps got = {0};
+    s->tmp_bytes = p.off[p.end] - p.off[p.v];
+    /* The own block: into place at the root, straight to the root on its node, else packed. */
+    const int64_t mine = convoy__rooted_bytes(a, t->rank);
+    if (t->rank == a->root) {
+        if (!a->inplace && mine > 0)
+            convoy__add_copy(s, convoy__rooted_own(a), convoy__rooted_block(a, t->rank), 0, NULL);
+    } else if (rootnode) {
+        if (mine > 0)
+            convoy__add_send(s, CONVOY_COMM_NODE, p.entry, TAG_OWN, convoy__rooted_own(a), 0, NULL);
+    } else if (mine > 0) {
+        const convoy__region piece = convoy__rooted_klane_piece(a, me);
+        const int packed = convoy__add_copy(s, convoy__rooted_own(a), piece, 0, NULL);
+        if (me != p.entry)
+            convoy__add_send(s, CONVOY_COMM_NODE, p.entry, TAG_OWN, piece, 1, &packed);
+        else
+            convoy__lane_deps_add(&got, packed, s);
+    }
+    /* My port: each child's subtree, handed on to the entry port. */
+    const int nc = convoy__rooted_klane_children(&p, me, ch, en, lv);
+    for (int i = 0; i < nc; i++) {
+        const convoy__region r = convoy__rooted_klane_range(&p, ch[i], en[i]);
+        if (r.count == 0) continue;
+        const int in =
+            convoy__add_recv(s, CONVOY_COMM_ALL, convoy__topo_rank_at(t, (p.R + ch[i]) % p.N, me),
+                             TAG_LANE, r, 0, NULL);
+        if (me != p.entry)
+            convoy__add_send(s, CONVOY_COMM_NODE, p.entry, TAG_RANGE + lv[i], r, 1, &in);
+        else
+            convoy__lane_deps_add(&got, in, s);
+    }
+    if (me == p.entry) {
+        /* The entry port collects the other ports' blocks and ranges. */
+        for (int q = 0; q < p.k; q++) {
+            if (q == me) continue;
+            const int r = convoy__topo_rank_at(t, t->node, q);
+            if (rootnode && convoy__rooted_bytes(a, r) > 0)
+                convoy__add_recv(s, CONVOY_COMM_NODE, q, TAG_OWN, convoy__rooted_block(a, r), 0,
+                                 NULL);
+            else if (!rootnode && convoy__rooted_bytes(a, r) > 0)
+                convoy__lane_deps_add(&got,
+                                      convoy__add_recv(s, CONVOY_COMM_NODE, q, TAG_OWN,
+                                                       convoy__rooted_klane_piece(a, q), 0, NULL),
+                                      s);
+            const int nq = convoy__rooted_klane_children(&p, q, ch, en, lv);
+            for (int i = 0; i < nq; i++) {
+                const convoy__region rg = convoy__rooted_klane_range(&p, ch[i], en[i]);
+                if (rg.count > 0)
+                    convoy__lane_deps_add(
+                        &got,
+                        convoy__add_recv(s, CONVOY_COMM_NODE, q, TAG_RANGE + lv[i], rg, 0, NULL),
+                        s);
+            }
+        }
+        const convoy__region all = convoy__rooted_klane_range(&p, p.v, p.end);
+        if (!rootnode && all.count > 0)
+            convoy__add_send(s, CONVOY_COMM_ALL, p.parent, TAG_LANE, all, got.n, got.v);
+        /* The root unpacks every other node's blocks. */
+        for (int u = 1; rootnode && u < p.N; u++)
+            for (int q = 0; q < p.k; q++) {
+                const int r = convoy__topo_rank_at(t, (p.R + u) % p.N, q);
+                const int64_t b = convoy__rooted_bytes(a, r);
+                if (b > 0)
+                    convoy__add_copy(
+                        s,
+                        convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE,
+                                    p.off[u] + convoy__rooted_hier_in_node(a, (p.R + u) % p.N, q),
+                                    b),
+                        convoy__rooted_block(a, r), got.n, got.v);
+            }
+    }
+    convoy__lane_deps_free(&got);
+    convoy__rooted_klane_free(&p);
+    return s->err;
+}
+
+double convoy__gather_klane_tree_cost(const convoy__args *a, const convoy__machine *m)
+{
+    return convoy__rooted_klane_cost(a, m);
+}
