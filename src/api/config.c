@@ -71,7 +71,6 @@ void convoy__config_read(convoy__config *c)
 #undef IS
         if (c->nvars < CONVOY_CONFIG_VARS) c->vars[c->nvars++] = s;
     }
-    if (c->verbose && convoy__machine_measuring()) c->verbose = 0;
 }
 
 /* The process's settings and what the environment looked like when they were read: the
@@ -117,7 +116,23 @@ static void reread(void)
  * takes no lock). */
 static atomic_uint cfg_seq;
 
+static void current(convoy__config *c);
+
 void convoy__config_current(convoy__config *c)
+{
+    current(c);
+    /* The machine measurement's own calls (the per-call overhead on a one-process
+     * communicator) time Convoy's default path: no CONVOY_VERBOSE lines, and no forced
+     * algorithm, which might not apply there (CONVOY_ALGO_STRICT would fail the probe).
+     * Applied to the copy, so the process's settings stay as read. */
+    if (convoy__machine_measuring()) {
+        c->verbose = c->strict = 0;
+        for (int k = 0; k < CONVOY_NCOLL; k++)
+            c->algo[k] = NULL;
+    }
+}
+
+static void current(convoy__config *c)
 {
     unsigned s1 = atomic_load_explicit(&cfg_seq, memory_order_acquire);
     if (!(s1 & 1) && atomic_load(&cfg_valid) && !atomic_load(&cfg_always)) {
