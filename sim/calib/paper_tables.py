@@ -55,6 +55,54 @@ def parse(path):
     return rows
 
 
+# The mock-ups' table headings (papers/004 sec. 4) -> Convoy's algorithm names. The first
+# table of a heading is the one the text describes (e.g. Allgather's zero-copy Listing 5);
+# later ones (irregular node collectives, consecutive buffers) are variants of the mock-up.
+MOCKUPS = {"Lane": "lane", "Hier": "hier"}
+COLLS = {"Bcast": "bcast", "Allgather": "allgather", "Allreduce": "allreduce",
+         "ReduceScatterBlock": "reduce_scatter_block", "Reduce": "reduce", "Scatter": "scatter",
+         "Gather": "gather", "Alltoall": "alltoall", "Scan": "scan", "Exscan": "exscan"}
+
+
+def variants(path):
+    """Every table row of papers/004 with its variant: {(n, N, coll, variant, count):
+    (avg_us, min_us, line)}, variant 'lane', 'hier' or 'native', coll in MPI's lower-case
+    names, the first table of a heading only (main text and appendix A: Open MPI 4.0.1 on
+    Hydra, Intel MPI 2018 on VSC-3; the mpich, Intel and mvapich2 appendices are left out)."""
+    out, heading, appendix, done, cur = {}, None, None, set(), None
+    for lineno, raw in enumerate(open(path, encoding="utf-8", errors="replace"), 1):
+        line = raw.strip()
+        m = re.match(r"^Appendix ([A-D]) ", line)
+        if m:
+            appendix = m.group(1)
+            continue
+        m = re.match(r"^\| ([A-Za-z_]+(?: \([^)]*\))?) \|", line)
+        if m and not re.match(r"^\| (avg|n|Name)", line):
+            heading, cur = m.group(1), None
+            h = heading.split()[0]
+            if " " in heading:
+                continue
+            if h.startswith("MPI_"):
+                coll, var = h[4:].lower(), "native"
+            else:
+                mm = re.match(r"^([A-Za-z]+?)(Lane|Hier)$", h)
+                if not mm or mm.group(1) not in COLLS:
+                    continue
+                coll, var = COLLS[mm.group(1)], MOCKUPS[mm.group(2)]
+            cur = (coll, var)
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if cur and appendix in (None, "A") and len(cells) == 6 and \
+                all(re.match(r"^[0-9.]+$", c) for c in cells):
+            n, nodes, p, count = (int(float(c)) for c in cells[:4])
+            key = (n, nodes, cur[0], cur[1], count)
+            if key in done:
+                continue
+            done.add(key)
+            out[key] = (float(cells[4]), float(cells[5]), lineno)
+    return out
+
+
 def main():
     path = sys.argv[1] if len(sys.argv) > 1 else DEFAULT[0]
     rows = parse(path)

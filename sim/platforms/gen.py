@@ -125,6 +125,12 @@ PLATFORMS = {
             "selector": "papers/003: MVAPICH 2.2.0 and Open MPI 1.6.5 (use ompi as the second set)",
         }),
 }
+# Beyond the papers (issue 9's scale runs, >= 4096 processes): Hydra's nodes, 128 of them
+# on one full-bisection switch (an assumption: the real Hydra has 36).
+PLATFORMS["hydra128"] = dict(PLATFORMS["hydra"], nodes=128, forms=("aggregated",),
+                             source=dict(PLATFORMS["hydra"]["source"], nodes=(
+                                 "128 nodes of Hydra's kind (papers/004 Table 1 has 36): "
+                                 "scale runs beyond the papers")))
 
 # SMPI options every platform uses (notes/simgrid.md): no piecewise factors (the platform's
 # own latency and bandwidth are what was calibrated), reproducible time, cheap MPI_Test.

@@ -4,6 +4,7 @@
  * environment, and the CONVOY_CHECK_ARGS agreement across ranks.
  */
 #include "api/internal.h"
+#include "platform/platform.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,7 @@ int convoy__error(MPI_Comm comm, int err)
                                        : MPI_ERR_INTERN;
     /* An invalid communicator has no handler of its own: MPI raises those on
      * MPI_COMM_WORLD's (MPI-3.1 §8.3; Open MPI and MPICH do so). */
-    PMPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, err);
+    convoy__plat_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, err);
     return err;
 }
 

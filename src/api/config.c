@@ -116,6 +116,23 @@ static void reread(void)
  * takes no lock). */
 static atomic_uint cfg_seq;
 
+static void config_current(convoy__config *c);
+
+void convoy__config_current(convoy__config *c)
+{
+    config_current(c);
+    /* The machine measurement's own calls (the per-call overhead on a one-process
+     * communicator) time Convoy's default path: no CONVOY_VERBOSE lines, and no forced
+     * algorithm, which might not apply there (CONVOY_ALGO_STRICT would fail the probe).
+     * Applied to the copy, so the process's settings stay as read and the probe's calls
+     * keep the plan memo whenever the settings were read. */
+    if (convoy__machine_measuring()) {
+        c->verbose = c->strict = 0;
+        for (int k = 0; k < CONVOY_NCOLL; k++)
+            c->algo[k] = NULL;
+    }
+}
+
 static void config_current(convoy__config *c)
 {
     unsigned s1 = atomic_load_explicit(&cfg_seq, memory_order_acquire);
@@ -133,15 +150,6 @@ static void config_current(convoy__config *c)
     }
     *c = cfg;
     pthread_mutex_unlock(&cfg_lock);
-}
-
-void convoy__config_current(convoy__config *c)
-{
-    config_current(c);
-    /* Per call, not in the shared settings: the calls timed by the overhead probe
-     * (machine.c) print nothing and keep the plan memo, whether the settings were read
-     * before, during or after the probe. */
-    if (c->verbose && convoy__machine_measuring()) c->verbose = 0;
 }
 
 int convoy_config_refresh(void)

@@ -101,6 +101,28 @@ int convoy__plat_shared_base(MPI_Win win, int q, MPI_Aint share, void *base)
 #endif
 }
 
+void convoy__plat_call_errhandler(MPI_Comm comm, int err)
+{
+#ifdef CONVOY_SIMGRID
+    /* SMPI's predefined handlers have no function (its own calls test for them before
+     * calling): returning is MPI_ERRORS_RETURN, the message and abort MPI_ERRORS_ARE_FATAL. */
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    if (PMPI_Comm_get_errhandler(comm, &eh) != MPI_SUCCESS) return;
+    const int predefined = eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ARE_FATAL;
+    if (eh == MPI_ERRORS_ARE_FATAL) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        if (PMPI_Error_string(err, msg, &len) != MPI_SUCCESS) len = 0;
+        msg[len] = '\0';
+        fprintf(stderr, "convoy: %s; MPI_ERRORS_ARE_FATAL: aborting\n", msg);
+        PMPI_Abort(comm, err);
+    }
+    PMPI_Errhandler_free(&eh);
+    if (predefined) return;
+#endif
+    PMPI_Comm_call_errhandler(comm, err);
+}
+
 int convoy__plat_nonblocking_setup(void)
 {
 #ifdef CONVOY_SIMGRID

@@ -19,6 +19,10 @@
  *                communicator is split by that name instead of MPI_COMM_TYPE_SHARED.
  *   setup        SMPI 3.32 has no MPI_Comm_idup: a communicator's state is made by its
  *                first blocking call, and nonblocking calls before it run natively.
+ *   errors       SMPI 3.32's MPI_Comm_call_errhandler calls a null function for the
+ *                predefined handlers (MPI_ERRORS_RETURN, MPI_ERRORS_ARE_FATAL): a crash
+ *                where MPI returns the code or aborts with a message; the layer does
+ *                what those handlers mean and calls only user handlers.
  *   local work   with smpi/simulate-computation:no local work is free; copies and
  *                reductions are charged simulated time from the platform's model:
  *                bytes / CONVOY_SIM_COPY_BW, bytes / CONVOY_SIM_REDUCE_BW (bytes/s, from
@@ -62,6 +66,9 @@ int convoy__plat_split_node(MPI_Comm comm, int key, MPI_Comm *node);
 
 /* A 63-bit key of this process's node (equal keys: same node), without communication. */
 int64_t convoy__plat_node_key(void);
+
+/* Raises err on comm's error handler, as MPI_Comm_call_errhandler. */
+void convoy__plat_call_errhandler(MPI_Comm comm, int err);
 
 /* Whether a nonblocking call may make its communicator's state (MPI_Comm_idup), else the
  * first blocking call makes it and nonblocking ones before it run natively. */
