@@ -51,7 +51,7 @@ TIER_default := ^default$$
 TIER_full := ^(default|full)$$
 TIER_asan := ^asan$$
 
-DEB_PACKAGES := cmake ninja-build gcc make pkg-config libopenmpi-dev openmpi-bin \
+DEB_PACKAGES := cmake ninja-build gcc gfortran make pkg-config libopenmpi-dev openmpi-bin \
                 libmpich-dev mpich python3 python3-matplotlib python3-numpy
 # `make sim` (and the sim test configuration) also needs SimGrid's SMPI.
 SIM_PACKAGES := libsimgrid-dev

@@ -54,20 +54,33 @@ static int in_set(MPI_Datatype t, const MPI_Datatype *set, int n)
 static int op_fits(MPI_Op op, MPI_Datatype t)
 {
     static const MPI_Datatype ints[] = {
-        MPI_INT,         MPI_LONG,          MPI_SHORT,         MPI_UNSIGNED_SHORT,
-        MPI_UNSIGNED,    MPI_UNSIGNED_LONG, MPI_LONG_LONG_INT, MPI_UNSIGNED_LONG_LONG,
-        MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_INT8_T,        MPI_INT16_T,
-        MPI_INT32_T,     MPI_INT64_T,       MPI_UINT8_T,       MPI_UINT16_T,
-        MPI_UINT32_T,    MPI_UINT64_T,      MPI_CHAR,          MPI_WCHAR,
-        MPI_AINT,        MPI_OFFSET,        MPI_COUNT};
-    static const MPI_Datatype floats[] = {MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE};
+        MPI_INT, MPI_LONG, MPI_SHORT, MPI_UNSIGNED_SHORT, MPI_UNSIGNED, MPI_UNSIGNED_LONG,
+        MPI_LONG_LONG_INT, MPI_UNSIGNED_LONG_LONG, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_INT8_T,
+        MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T,
+        MPI_UINT64_T, MPI_CHAR, MPI_WCHAR, MPI_AINT, MPI_OFFSET, MPI_COUNT,
+        /* Fortran's named types: what a Fortran program (and BLACS) reduces */
+        MPI_INTEGER, MPI_INTEGER1, MPI_INTEGER2, MPI_INTEGER4, MPI_INTEGER8};
+    static const MPI_Datatype floats[] = {
+        MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE, MPI_REAL, MPI_DOUBLE_PRECISION,
+        MPI_REAL4, MPI_REAL8,  MPI_REAL16};
     static const MPI_Datatype pairs[] = {MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT,
-                                         MPI_2INT,      MPI_SHORT_INT,  MPI_LONG_DOUBLE_INT};
-    static const MPI_Datatype complexes[] = {MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
-                                             MPI_C_LONG_DOUBLE_COMPLEX};
+                                         MPI_2INT,      MPI_SHORT_INT,  MPI_LONG_DOUBLE_INT,
+                                         MPI_2INTEGER,  MPI_2REAL,      MPI_2DOUBLE_PRECISION};
+    static const MPI_Datatype complexes[] = {MPI_C_FLOAT_COMPLEX,
+                                             MPI_C_DOUBLE_COMPLEX,
+                                             MPI_C_LONG_DOUBLE_COMPLEX,
+                                             MPI_COMPLEX,
+                                             MPI_DOUBLE_COMPLEX,
+                                             MPI_COMPLEX8,
+                                             MPI_COMPLEX16,
+                                             MPI_COMPLEX32,
+                                             MPI_CXX_FLOAT_COMPLEX,
+                                             MPI_CXX_DOUBLE_COMPLEX,
+                                             MPI_CXX_LONG_DOUBLE_COMPLEX};
+    static const MPI_Datatype bools[] = {MPI_C_BOOL, MPI_CXX_BOOL, MPI_LOGICAL};
 #define IN(set) in_set(t, set, (int)(sizeof set / sizeof set[0]))
     int is_int = IN(ints), is_float = IN(floats), is_pair = IN(pairs);
-    int is_complex = IN(complexes), is_bool = t == MPI_C_BOOL, is_byte = t == MPI_BYTE;
+    int is_complex = IN(complexes), is_bool = IN(bools), is_byte = t == MPI_BYTE;
     if (op == MPI_MAX || op == MPI_MIN) return is_int || is_float;
     if (op == MPI_SUM || op == MPI_PROD) return is_int || is_float || is_complex;
     if (op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR) return is_int || is_bool;
