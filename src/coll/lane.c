@@ -37,6 +37,16 @@ int convoy__lane_node_topo(convoy__topo *sub, const convoy__topo *t)
     return convoy__lane_node_topo_of(sub, t->ppn, t->node_rank);
 }
 
+int convoy__lane_topos(const convoy__topo *t, convoy__topo *nt, convoy__topo *lt)
+{
+    if (convoy__lane_node_topo(nt, t)) return CONVOY_ERR_NO_MEM;
+    if (convoy__lane_group_topo(lt, t->nnodes, t->node)) {
+        convoy__topo_free(nt);
+        return CONVOY_ERR_NO_MEM;
+    }
+    return 0;
+}
+
 void convoy__lane_sub_args(const convoy__args *a, int coll, const convoy__topo *sub_topo,
                            int concurrent, convoy__args *sub)
 {

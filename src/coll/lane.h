@@ -52,7 +52,8 @@
  * Sub-topologies (convoy__topo values the children's builders see)
  *   convoy__lane_group_topo(&sub, m, me): m members, each its own node (a lane or the
  *     leaders: every message is inter-node);
- *   convoy__lane_node_topo(&sub, t): my node alone (n members, one node).
+ *   convoy__lane_node_topo(&sub, t): my node alone (n members, one node);
+ *   convoy__lane_topos(t, &nt, &lt): both, my node and my lane, as the full-lane builders need.
  *   Free with convoy__topo_free.
  *
  * Block division (irregular when n does not divide count): block i of count over n parts
@@ -94,6 +95,9 @@ void convoy__lane_map(const convoy__topo *t, int j, int32_t *map);
 int convoy__lane_group_topo(convoy__topo *sub, int m, int me);
 int convoy__lane_node_topo(convoy__topo *sub, const convoy__topo *t);
 int convoy__lane_node_topo_of(convoy__topo *sub, int n, int me); /* one node of n */
+/* Both at once: my node (nt) and the members of my lane, one per node (lt); on failure
+ * neither is left to free. */
+int convoy__lane_topos(const convoy__topo *t, convoy__topo *nt, convoy__topo *lt);
 
 static inline int64_t convoy__lane_block(int64_t count, int n, int i)
 {

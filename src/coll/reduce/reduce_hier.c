@@ -45,12 +45,7 @@ int convoy__reduce_hier(const convoy__args *a, convoy__schedule *s)
     if (n == 0) return 0;
     convoy__topo nt, lt;
     int32_t *map = malloc((size_t)N * sizeof *map);
-    if (!map || convoy__lane_node_topo(&nt, t)) {
-        free(map);
-        return s->err = CONVOY_ERR_NO_MEM;
-    }
-    if (convoy__lane_group_topo(&lt, N, t->node)) {
-        convoy__topo_free(&nt);
+    if (!map || convoy__lane_topos(t, &nt, &lt)) {
         free(map);
         return s->err = CONVOY_ERR_NO_MEM;
     }

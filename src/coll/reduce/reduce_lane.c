@@ -114,12 +114,7 @@ int convoy__reduce_lane(const convoy__args *a, convoy__schedule *s)
     convoy__topo nt, lt;
     int32_t *map = malloc((size_t)N * sizeof *map);
     int *lanes = malloc((size_t)L * sizeof *lanes);
-    if (!map || !lanes || convoy__lane_node_topo(&nt, t)) {
-        free(map), free(lanes);
-        return s->err = CONVOY_ERR_NO_MEM;
-    }
-    if (convoy__lane_group_topo(&lt, N, t->node)) {
-        convoy__topo_free(&nt);
+    if (!map || !lanes || convoy__lane_topos(t, &nt, &lt)) {
         free(map), free(lanes);
         return s->err = CONVOY_ERR_NO_MEM;
     }

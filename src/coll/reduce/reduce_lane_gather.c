@@ -43,12 +43,7 @@ int convoy__reduce_lane_gather(const convoy__args *a, convoy__schedule *s)
     convoy__topo nt, lt;
     int32_t *map = malloc((size_t)N * sizeof *map);
     int *init = malloc((size_t)L * sizeof *init);
-    if (!map || !init || convoy__lane_node_topo(&nt, t)) {
-        free(map), free(init);
-        return s->err = CONVOY_ERR_NO_MEM;
-    }
-    if (convoy__lane_group_topo(&lt, N, t->node)) {
-        convoy__topo_free(&nt);
+    if (!map || !init || convoy__lane_topos(t, &nt, &lt)) {
         free(map), free(init);
         return s->err = CONVOY_ERR_NO_MEM;
     }

@@ -50,12 +50,7 @@ int convoy__scan_hier(const convoy__args *a, convoy__schedule *s)
     const int64_t vec = (a->rtype.true_extent + (cnt - 1) * ext + 15) / 16 * 16;
     convoy__topo nt, lt;
     int32_t *map = malloc((size_t)N * sizeof *map);
-    if (!map || convoy__lane_node_topo(&nt, t)) {
-        free(map);
-        return s->err = CONVOY_ERR_NO_MEM;
-    }
-    if (convoy__lane_group_topo(&lt, N, t->node)) {
-        convoy__topo_free(&nt);
+    if (!map || convoy__lane_topos(t, &nt, &lt)) {
         free(map);
         return s->err = CONVOY_ERR_NO_MEM;
     }

@@ -55,12 +55,7 @@ int convoy__scan_lane(const convoy__args *a, convoy__schedule *s)
     int64_t *v = malloc(2 * (size_t)n * sizeof *v);
     int32_t *map = malloc((size_t)N * sizeof *map);
     convoy__lane_deps xs = {0};
-    if (!v || !map || convoy__lane_node_topo(&nt, t)) {
-        free(v), free(map);
-        return s->err = CONVOY_ERR_NO_MEM;
-    }
-    if (convoy__lane_group_topo(&lt, N, t->node)) {
-        convoy__topo_free(&nt);
+    if (!v || !map || convoy__lane_topos(t, &nt, &lt)) {
         free(v), free(map);
         return s->err = CONVOY_ERR_NO_MEM;
     }
