@@ -59,6 +59,8 @@ enum { DROPIN_REASONS(DROPIN_ID) DROPIN_NWHY };
 /* 0 if Convoy may serve a call of collective `coll` on comm, else 1 + the reason
  * (counted). */
 int dropin_handback(int coll, MPI_Comm comm);
+/* CONVOY_NATIVE_BLOCKING set: a handed-back blocking call is the library's blocking one. */
+int dropin_native_blocking(void);
 /* Counts a call Convoy served (algo) or handed back (why: a reason string, or NULL with
  * algo NULL for "unknown"). */
 void dropin_count(int coll, const convoy__algo *algo, const char *why);
