@@ -112,10 +112,20 @@ int convoy_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                       const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                       MPI_Comm comm)
 {
+    const convoy__call call = {.coll = CONVOY_COLL_ALLGATHERV,
+                               .send = sendbuf,
+                               .recv = recvbuf,
+                               .count = sendcount,
+                               .stype = sendtype,
+                               .rtype = recvtype,
+                               .v1 = recvcounts,
+                               .v2 = displs};
     convoy_request r;
-    int rc = setup(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, 0,
-                   CONVOY_BLOCKING, &r);
-    if (!rc) rc = convoy__req_launch(r, CONVOY_BLOCKING, NULL);
+    int rc;
+    if (recvcounts && displs && convoy__fast_try(comm, &call, &rc)) return convoy__error(comm, rc);
+    rc = setup(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, 0,
+               CONVOY_BLOCKING, &r);
+    if (!rc) rc = convoy__req_launch_call(r, &call);
     return convoy__error(comm, rc);
 }
 
@@ -149,10 +159,19 @@ int convoy_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype send
 int convoy_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    const convoy__call call = {.coll = CONVOY_COLL_ALLGATHER,
+                               .send = sendbuf,
+                               .recv = recvbuf,
+                               .count = sendcount,
+                               .count2 = recvcount,
+                               .stype = sendtype,
+                               .rtype = recvtype};
     convoy_request r;
-    int rc = setup(sendbuf, sendcount, sendtype, recvbuf, &recvcount, NULL, recvtype, comm, 1,
-                   CONVOY_BLOCKING, &r);
-    if (!rc) rc = convoy__req_launch(r, CONVOY_BLOCKING, NULL);
+    int rc;
+    if (convoy__fast_try(comm, &call, &rc)) return convoy__error(comm, rc);
+    rc = setup(sendbuf, sendcount, sendtype, recvbuf, &recvcount, NULL, recvtype, comm, 1,
+               CONVOY_BLOCKING, &r);
+    if (!rc) rc = convoy__req_launch_call(r, &call);
     return convoy__error(comm, rc);
 }
 

@@ -82,9 +82,18 @@ int convoy__req_reduction_route(convoy_request r, MPI_Op op, MPI_Datatype dt, in
 int convoy_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                      MPI_Op op, MPI_Comm comm)
 {
+    const convoy__call call = {.coll = CONVOY_COLL_ALLREDUCE,
+                               .send = sendbuf,
+                               .recv = recvbuf,
+                               .count = count,
+                               .stype = datatype,
+                               .rtype = datatype,
+                               .op = op};
     convoy_request r;
-    int rc = setup(sendbuf, recvbuf, count, datatype, op, comm, CONVOY_BLOCKING, &r);
-    if (!rc) rc = convoy__req_launch(r, CONVOY_BLOCKING, NULL);
+    int rc;
+    if (convoy__fast_try(comm, &call, &rc)) return convoy__error(comm, rc);
+    rc = setup(sendbuf, recvbuf, count, datatype, op, comm, CONVOY_BLOCKING, &r);
+    if (!rc) rc = convoy__req_launch_call(r, &call);
     return convoy__error(comm, rc);
 }
 

@@ -59,9 +59,17 @@ static int setup(void *buffer, int count, MPI_Datatype dt, int root, MPI_Comm co
 
 int convoy_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
+    const convoy__call call = {.coll = CONVOY_COLL_BCAST,
+                               .recv = buffer,
+                               .count = count,
+                               .root = root,
+                               .stype = datatype,
+                               .rtype = datatype};
     convoy_request r;
-    int rc = setup(buffer, count, datatype, root, comm, CONVOY_BLOCKING, &r);
-    if (!rc) rc = convoy__req_launch(r, CONVOY_BLOCKING, NULL);
+    int rc;
+    if (convoy__fast_try(comm, &call, &rc)) return convoy__error(comm, rc);
+    rc = setup(buffer, count, datatype, root, comm, CONVOY_BLOCKING, &r);
+    if (!rc) rc = convoy__req_launch_call(r, &call);
     return convoy__error(comm, rc);
 }
 

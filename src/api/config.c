@@ -152,6 +152,16 @@ static void config_current(convoy__config *c)
     pthread_mutex_unlock(&cfg_lock);
 }
 
+uint64_t convoy__config_gen(void)
+{
+    unsigned s1 = atomic_load_explicit(&cfg_seq, memory_order_acquire);
+    if ((s1 & 1) || !atomic_load(&cfg_valid) || atomic_load(&cfg_always)) return 0;
+    const uint64_t gen = cfg.gen;
+    const int same = snapshot_same();
+    atomic_thread_fence(memory_order_acquire);
+    return same && atomic_load_explicit(&cfg_seq, memory_order_relaxed) == s1 ? gen : 0;
+}
+
 int convoy_config_refresh(void)
 {
     atomic_store(&cfg_valid, 0);

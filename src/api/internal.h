@@ -80,6 +80,37 @@ typedef struct convoy__memo {
     convoy__centry *entry; /* holds a reference */
 } convoy__memo;
 
+/* A blocking call's arguments as the caller passed them (fast.c): what a repeated call
+ * is recognised by before any check, description or plan. Handles are compared by value,
+ * so a call is kept only when all are predefined (never freed, never reused); vectors
+ * (comm size entries) by content. */
+typedef struct convoy__call {
+    int coll;
+    const void *send, *recv; /* the buffers as given (MPI_IN_PLACE, NULL included) */
+    int count, count2, root;
+    MPI_Datatype stype, rtype;
+    MPI_Op op;
+    const int *v1, *v2; /* count vectors, or NULL */
+} convoy__call;
+
+/* The last blocking call of one collective on a communicator, kept with its finished
+ * request (schedule reference, transport, executor memory, count vectors) so that an equal
+ * call runs the schedule again at once (fast.c). */
+typedef struct convoy__fast {
+    _Atomic(convoy_request) req; /* NULL: none kept (or in use) */
+    convoy__call key;            /* send/recv: the pointer predicates, v1/v2: NULL */
+    unsigned preds;
+    int nvec; /* entries in vec (v1 then v2) */
+    int *vec;
+    int64_t veccap;
+    uint64_t gen;  /* the settings it was planned under */
+    int barrier_n; /* what Barrier's tune hook read */
+    /* Where the request's buffers come from: 0 none, 1 the call's send buffer, 2 its
+     * receive buffer, 3 a constant (a call without buffers: Barrier's dummy). */
+    unsigned char send_from, recv_from;
+    const void *send_const, *recv_const;
+} convoy__fast;
+
 /* A communicator's Convoy state, attached to it with an attribute. */
 typedef struct convoy__cstate {
     MPI_Comm user;      /* the communicator it is attached to */
@@ -103,6 +134,7 @@ typedef struct convoy__cstate {
     convoy__centry *cache[CONVOY_CACHE_SIZE];
     uint64_t tick;
     convoy__memo memo[CONVOY_NCOLL];
+    convoy__fast fast[CONVOY_NCOLL];
     int barrier_n; /* Barrier: n of CONVOY_DISSEM_N=auto, timed on first blocking use (0: not
                       yet); set at the same call on every rank */
     struct convoy__cstate *prev, *next; /* all states, freed at MPI_Finalize */
@@ -262,6 +294,24 @@ int convoy__req_reduction_route(convoy_request r, MPI_Op op, MPI_Datatype dt, in
 int convoy__plan_vector_reduction(convoy_request r, int64_t last, const char *const *names);
 /* Runs a request set up by an entry point: blocking start + wait, or hands it out. */
 int convoy__req_launch(convoy_request r, int mode, convoy_request *out);
+/* A blocking call's launch (c: its arguments, or NULL): start, wait, and then keep the
+ * request on the communicator for c's repeats where fast.c allows, else free it. */
+int convoy__req_launch_call(convoy_request r, const convoy__call *c);
+/* Runs a repeated blocking call from the kept request (fast.c): 1 if it did (*rc: its
+ * result), 0 if the call must take the full path (not kept, or anything differs). */
+int convoy__fast_try(MPI_Comm comm, const convoy__call *c, int *rc);
+/* Keeps r, which just served c, if c can be recognised again (fast.c); 0: not kept. */
+int convoy__fast_keep(convoy_request r, const convoy__call *c);
+/* A kept request's rerun (request.c): start, wait, outcome. */
+int convoy__req_rerun(convoy_request r);
+/* Frees the communicator's kept requests (state_free). */
+void convoy__fast_clear(convoy__cstate *cs);
+/* The state of comm if this thread found it before and no state was freed since (NULL:
+ * ask convoy__cstate_get). */
+convoy__cstate *convoy__cstate_cached(MPI_Comm comm);
+/* The generation of the current settings if they are unchanged since they were last read
+ * (a snapshot check, no copy); 0 if they must be read again. */
+uint64_t convoy__config_gen(void);
 
 long convoy__builds_inc(void);
 

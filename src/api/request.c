@@ -260,18 +260,53 @@ int convoy__req_launch(convoy_request r, int mode, convoy_request *out)
         *out = r;
         return MPI_SUCCESS;
     }
-    r->blocking = mode == CONVOY_BLOCKING;
+    if (mode == CONVOY_BLOCKING) return convoy__req_launch_call(r, NULL);
     int rc = convoy__req_start(r);
-    if (!rc && mode == CONVOY_BLOCKING) {
-        rc = convoy__req_wait(r);
-        convoy__req_outcome(r, &last_algo, &last_why);
-    }
-    if (rc || mode == CONVOY_BLOCKING) {
+    if (rc) {
         convoy__req_free(r);
         return rc;
     }
     *out = r;
     return MPI_SUCCESS;
+}
+
+int convoy__req_launch_call(convoy_request r, const convoy__call *c)
+{
+    r->blocking = 1;
+    int rc = convoy__req_start(r);
+    if (!rc) {
+        rc = convoy__req_wait(r);
+        convoy__req_outcome(r, &last_algo, &last_why);
+    }
+    r->active = 0;
+    if (rc || !convoy__fast_keep(r, c)) convoy__req_free(r);
+    return rc;
+}
+
+int convoy__req_rerun(convoy_request r)
+{
+    convoy__cstate *cs = r->cs;
+    const convoy__schedule *s = &r->entry->sched;
+    r->active = 1;
+    r->finished = r->saved_err = 0;
+    r->epoch = cs->epoch++;
+    /* (Kept requests never use the CONVOY_CHECK_ARGS pass: fast.c.) */
+    r->seg_taken = s->nflags > 0 || s->shm_bytes > 0;
+    r->shm_seq = r->seg_taken ? cs->shm_seq++ : 0;
+    r->tr.t.shm_seq = r->shm_seq; /* the transport is the last call's, as are its types */
+    int rc = convoy__exec_start_mem(&r->x, s, &r->tr.t, &cs->topo, r->sendbuf, r->recvbuf, r->epoch,
+                                    &r->xmem);
+    r->running = rc == 0;
+    if (!rc) rc = convoy__req_wait(r);
+    convoy__req_outcome(r, &last_algo, &last_why);
+    const char *name = r->algo->name;
+    if (cs->last_algo != name) {
+        pthread_mutex_lock(&cs->lock);
+        cs->last_algo = name;
+        pthread_mutex_unlock(&cs->lock);
+    }
+    r->active = 0;
+    return rc;
 }
 
 /* One step of progress on r, whose lock the caller holds. On completion the outcome is
