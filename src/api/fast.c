@@ -17,9 +17,11 @@
  * (their generation, convoy__config_gen); the communicator is the same state (no state
  * was freed since this thread found it, convoy__cstate_cached); Barrier's tuned n is the
  * same. Not kept: verbose, CONVOY_CHECK_ARGS (every call agrees), CONVOY_WATCHDOG, the
- * machine measurement's calls, the MPI library's path, deferred requests; Gatherv and
- * Scatterv (their blocking call broadcasts the root's counts, which the others' arguments
- * do not show).
+ * MPI library's path, deferred requests; Gatherv and
+ * Scatterv on more than one process (their blocking call broadcasts the root's counts,
+ * which the others' arguments do not show). The machine measurement's overhead probe (machine.c)
+ * runs on a communicator of its own, so its calls take this path too: the overhead the cost models
+ * add to every Convoy algorithm is that of a repeated call.
  */
 #include "api/internal.h"
 
@@ -93,8 +95,9 @@ int convoy__fast_keep(convoy_request r, const convoy__call *c)
     const int sfrom = c ? source(r->sendbuf, c) : -1, rfrom = c ? source(r->recvbuf, c) : -1;
     if (!c || !cs || r->native || !r->entry || r->deferred || r->persistent || r->owns_types ||
         r->nagree > 0 || r->seg_pass || r->cfg.verbose || r->cfg.check_args ||
-        r->cfg.watchdog > 0 || convoy__machine_measuring() || sfrom < 0 || rfrom < 0 ||
-        c->coll == CONVOY_COLL_GATHERV || c->coll == CONVOY_COLL_SCATTERV ||
+        r->cfg.watchdog > 0 || sfrom < 0 || rfrom < 0 ||
+        ((c->coll == CONVOY_COLL_GATHERV || c->coll == CONVOY_COLL_SCATTERV) &&
+         cs->topo.size > 1) ||
         convoy__cstate_cached(r->comm) != cs || r->cfg.gen != convoy__config_gen() ||
         !named(r->stype) || !named(r->rtype) || /* (no op: r->op may be zero, no handle) */
         !(!r->op || r->op == MPI_OP_NULL || convoy__op_is_predefined(r->op)))

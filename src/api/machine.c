@@ -15,7 +15,8 @@
  * injection cost that a blocking rendezvous send does not pay (a 256 KiB Isend between
  * two simulated Hydra nodes takes 55 us, a blocking ping-pong's half round trip 22). gamma
  * is rank 0's fastest MPI_Reduce_local (SUM of doubles) per byte; the overhead is
- * Convoy's per-call work (measure_overhead). Minimum times, not means: the model wants the machine,
+ * Convoy's per-call work on a repeated call (measure_overhead: the path src/api/fast.c
+ * takes). Minimum times, not means: the model wants the machine,
  * not the noise of a loaded host. Rank 0 broadcasts the values, so all ranks of the communicator
  * choose the same algorithms; each process keeps the first values it learns and later communicators
  * reuse them (rank 0 of a later communicator sends its own copy: no new measurement). Nonblocking

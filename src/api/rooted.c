@@ -115,7 +115,8 @@ static int plan(convoy_request r)
         c64[i] = r->rcounts[i];
         c64[size + i] = r->displs ? r->displs[i] : (int64_t)i * r->rcounts[0];
     }
-    if (vform && r->may_block && !r->deferred) {
+    /* (On one process the root's vector is the own: nothing to learn.) */
+    if (vform && size > 1 && r->may_block && !r->deferred) {
         /* Every rank learns every block's bytes from the root. */
         if ((rc = convoy__agree_root(r))) return rc;
         for (int i = 0; i < size && at_root; i++)
@@ -123,7 +124,7 @@ static int plan(convoy_request r)
         if ((rc = PMPI_Bcast(bytes, size, MPI_INT64_T, r->root, r->cs->priv))) return rc;
         for (int i = 0; i < size && !at_root; i++)
             c64[i] = bytes[i];
-    } else if (vform) {
+    } else if (vform && size > 1) {
         a.counts_local = 1;
     } else {
         for (int i = 0; i < size && !at_root; i++)
@@ -255,7 +256,8 @@ fail:
 
 static int run(const rooted_call *c, int mode, convoy_request *request)
 {
-    /* (Gatherv and Scatterv are never kept: fast.c.) */
+    /* (Gatherv and Scatterv are kept on one process only, where the vectors are the own:
+     * fast.c.) */
     const int g = gathers_coll(c->coll);
     const convoy__call call = {.coll = c->coll,
                                .send = c->sendbuf,
@@ -264,7 +266,9 @@ static int run(const rooted_call *c, int mode, convoy_request *request)
                                .count2 = c->vcount,
                                .root = c->root,
                                .stype = g ? c->type : c->vtype,
-                               .rtype = g ? c->vtype : c->type};
+                               .rtype = g ? c->vtype : c->type,
+                               .v1 = c->vcounts,
+                               .v2 = c->vdispls};
     convoy_request r;
     int rc;
     if (mode != CONVOY_BLOCKING && !request)
