@@ -8,11 +8,12 @@
 
 static int native_start(convoy_request r)
 {
+    const void *sb = r->inplace ? MPI_IN_PLACE : r->sendbuf;
     if (r->regular)
-        return PMPI_Iallgather(r->inplace ? MPI_IN_PLACE : r->sendbuf, r->count, r->stype,
-                               r->recvbuf, r->rcounts[0], r->rtype, r->comm, &r->native_req);
-    return PMPI_Iallgatherv(r->inplace ? MPI_IN_PLACE : r->sendbuf, r->count, r->stype, r->recvbuf,
-                            r->rcounts, r->displs, r->rtype, r->comm, &r->native_req);
+        return CONVOY_NATIVE(r, PMPI_Allgather, PMPI_Iallgather, sb, r->count, r->stype, r->recvbuf,
+                             r->rcounts[0], r->rtype, r->comm);
+    return CONVOY_NATIVE(r, PMPI_Allgatherv, PMPI_Iallgatherv, sb, r->count, r->stype, r->recvbuf,
+                         r->rcounts, r->displs, r->rtype, r->comm);
 }
 
 /* A leading '~' marks a hash: the message says it differs, without values. */

@@ -3,8 +3,8 @@
 
 static int native_start(convoy_request r)
 {
-    return PMPI_Iallreduce(r->inplace ? MPI_IN_PLACE : r->sendbuf, r->recvbuf, r->count, r->rtype,
-                           r->op, r->comm, &r->native_req);
+    return CONVOY_NATIVE(r, PMPI_Allreduce, PMPI_Iallreduce, r->inplace ? MPI_IN_PLACE : r->sendbuf,
+                         r->recvbuf, r->count, r->rtype, r->op, r->comm);
 }
 
 static const char *const agree_names[] = {"count", "datatype size", "op", "MPI_IN_PLACE use"};

@@ -6,8 +6,8 @@
 /* r->count: sendcount; r->rcounts[0]: recvcount (one entry). */
 static int native_start(convoy_request r)
 {
-    return PMPI_Ialltoall(r->inplace ? MPI_IN_PLACE : r->sendbuf, r->count, r->stype, r->recvbuf,
-                          r->rcounts[0], r->rtype, r->comm, &r->native_req);
+    return CONVOY_NATIVE(r, PMPI_Alltoall, PMPI_Ialltoall, r->inplace ? MPI_IN_PLACE : r->sendbuf,
+                         r->count, r->stype, r->recvbuf, r->rcounts[0], r->rtype, r->comm);
 }
 
 static const char *const agree_names[] = {"bytes per block (recvcount times the type size)",

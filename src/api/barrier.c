@@ -27,7 +27,7 @@ enum { AUTO_NMAX = 7, AUTO_REPS = 15 };
 
 static int native_start(convoy_request r)
 {
-    return PMPI_Ibarrier(r->comm, &r->native_req);
+    return CONVOY_NATIVE(r, PMPI_Barrier, PMPI_Ibarrier, r->comm);
 }
 
 static void set_n(convoy__args *a, int n)

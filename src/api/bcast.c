@@ -4,7 +4,8 @@
 
 static int native_start(convoy_request r)
 {
-    return PMPI_Ibcast(r->recvbuf, r->count, r->rtype, r->root, r->comm, &r->native_req);
+    return CONVOY_NATIVE(r, PMPI_Bcast, PMPI_Ibcast, r->recvbuf, r->count, r->rtype, r->root,
+                         r->comm);
 }
 
 static const char *const agree_names[] = {"root", "bytes (count x datatype size)"};

@@ -3,11 +3,11 @@
  * arguments over and over; the full path (checks, datatype descriptions, the communicator's
  * attribute, the plan memo, a request from the pool, the transport's type queries) costs
  * a few thousand instructions, more than the whole schedule of a small call. So a blocking
- * call that finished on Convoy's path keeps its request on the communicator (one per
- * collective: per-communicator pools of one) and the call's own arguments beside it; the
- * next call with equal arguments — compared before anything else, as the caller passed
- * them — runs the kept schedule again: the transport, the executor's memory and the count
- * vectors are already in place.
+ * call keeps its finished request on the communicator (one per collective: per-communicator
+ * pools of one) and the call's own arguments beside it; the next call with equal
+ * arguments — compared before anything else, as the caller passed them — runs the kept
+ * schedule again: the transport, the executor's memory and the count vectors are already
+ * in place. A call the MPI library serves is kept too (its rerun is the library's call).
  *
  * That equal arguments need no new check or plan rests on: every handle is predefined
  * (named datatypes and predefined ops are never freed, so a handle means the same thing
@@ -16,12 +16,12 @@
  * checks and the in-place logic read are part of the key; the settings are unchanged
  * (their generation, convoy__config_gen); the communicator is the same state (no state
  * was freed since this thread found it, convoy__cstate_cached); Barrier's tuned n is the
- * same. Not kept: verbose, CONVOY_CHECK_ARGS (every call agrees), CONVOY_WATCHDOG, the
- * MPI library's path, deferred requests; Gatherv and
- * Scatterv on more than one process (their blocking call broadcasts the root's counts,
- * which the others' arguments do not show). The machine measurement's overhead probe (machine.c)
- * runs on a communicator of its own, so its calls take this path too: the overhead the cost models
- * add to every Convoy algorithm is that of a repeated call.
+ * same. Not kept: verbose, CONVOY_CHECK_ARGS (every call agrees), CONVOY_WATCHDOG,
+ * deferred requests; Gatherv and Scatterv on more than one process (their blocking call
+ * broadcasts the root's counts, which the others' arguments do not show). The machine
+ * measurement's overhead probe (machine.c) runs on a communicator of its own, so its calls
+ * take this path too: the overhead the cost models add to every Convoy algorithm is that
+ * of a repeated call.
  */
 #include "api/internal.h"
 
@@ -93,7 +93,7 @@ int convoy__fast_keep(convoy_request r, const convoy__call *c)
 {
     convoy__cstate *cs = r->cs;
     const int sfrom = c ? source(r->sendbuf, c) : -1, rfrom = c ? source(r->recvbuf, c) : -1;
-    if (!c || !cs || r->native || !r->entry || r->deferred || r->persistent || r->owns_types ||
+    if (!c || !cs || (!r->native && !r->entry) || r->deferred || r->persistent || r->owns_types ||
         r->nagree > 0 || r->seg_pass || r->cfg.verbose || r->cfg.check_args ||
         r->cfg.watchdog > 0 || sfrom < 0 || rfrom < 0 ||
         ((c->coll == CONVOY_COLL_GATHERV || c->coll == CONVOY_COLL_SCATTERV) &&

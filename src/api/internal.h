@@ -170,6 +170,12 @@ void convoy__sched_release(convoy__cstate *cs, convoy__centry *e);
 
 /* The operation a request performs when it falls back to the MPI library's collective. */
 typedef int (*convoy__native_fn)(struct convoy_request_s *r);
+/* A native_start's call: the MPI library's blocking collective when the request is direct
+ * (convoy__req_start: a blocking call with no other Convoy request to progress meanwhile;
+ * the nonblocking collectives of Open MPI 4.1 (libnbc) cost twice the blocking ones at
+ * small counts), else its nonblocking one into r->native_req. */
+#define CONVOY_NATIVE(r, blocking, nonblocking, ...)                                               \
+    ((r)->direct ? blocking(__VA_ARGS__) : nonblocking(__VA_ARGS__, &(r)->native_req))
 
 struct convoy_request_s {
     int persistent;
@@ -198,6 +204,7 @@ struct convoy_request_s {
     /* The native path: the collective's starter, and whether this request uses it. */
     convoy__native_fn native_start;
     int native;
+    int direct;             /* native_start makes the blocking call (CONVOY_NATIVE) */
     const char *native_why; /* why the MPI library serves it (CONVOY_STATS): "setup",
                                "no_state", "forced", "model", "tuning", "no_algorithm" */
     MPI_Request native_req;

@@ -3,8 +3,8 @@
 
 static int native_start(convoy_request r)
 {
-    return PMPI_Ireduce(r->inplace ? MPI_IN_PLACE : r->sendbuf, r->recvbuf, r->count, r->rtype,
-                        r->op, r->root, r->comm, &r->native_req);
+    return CONVOY_NATIVE(r, PMPI_Reduce, PMPI_Ireduce, r->inplace ? MPI_IN_PLACE : r->sendbuf,
+                         r->recvbuf, r->count, r->rtype, r->op, r->root, r->comm);
 }
 
 /* MPI_IN_PLACE is the root's alone, so it is not agreed on. */

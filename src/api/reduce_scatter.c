@@ -16,10 +16,10 @@ static int native_start(convoy_request r)
 {
     const void *sb = r->inplace ? MPI_IN_PLACE : r->sendbuf;
     if (!r->rcounts)
-        return PMPI_Ireduce_scatter_block(sb, r->recvbuf, r->count, r->rtype, r->op, r->comm,
-                                          &r->native_req);
-    return PMPI_Ireduce_scatter(sb, r->recvbuf, r->rcounts, r->rtype, r->op, r->comm,
-                                &r->native_req);
+        return CONVOY_NATIVE(r, PMPI_Reduce_scatter_block, PMPI_Ireduce_scatter_block, sb,
+                             r->recvbuf, r->count, r->rtype, r->op, r->comm);
+    return CONVOY_NATIVE(r, PMPI_Reduce_scatter, PMPI_Ireduce_scatter, sb, r->recvbuf, r->rcounts,
+                         r->rtype, r->op, r->comm);
 }
 
 /* A leading '~' marks a hash: the message says it differs, without values. */

@@ -214,6 +214,9 @@ void convoy__last_outcome(const convoy__algo **algo, const char **why)
 
 static int begin(convoy_request r)
 {
+    /* A blocking call served by the MPI library makes the library's blocking call, unless
+     * other Convoy requests are in flight: their executors run only in Convoy's waits. */
+    r->direct = r->native && r->blocking && !atomic_load_explicit(&nlinked, memory_order_relaxed);
     if (r->native) return r->native_start(r);
     /* Epochs and segment sequence numbers are taken in call order, the same on every rank:
      * that keeps overlapping operations apart. A deferred request plans later (no segment,
@@ -286,20 +289,25 @@ int convoy__req_launch_call(convoy_request r, const convoy__call *c)
 int convoy__req_rerun(convoy_request r)
 {
     convoy__cstate *cs = r->cs;
-    const convoy__schedule *s = &r->entry->sched;
-    r->active = 1;
-    r->finished = r->saved_err = 0;
-    r->epoch = cs->epoch++;
-    /* (Kept requests never use the CONVOY_CHECK_ARGS pass: fast.c.) */
-    r->seg_taken = s->nflags > 0 || s->shm_bytes > 0;
-    r->shm_seq = r->seg_taken ? cs->shm_seq++ : 0;
-    r->tr.t.shm_seq = r->shm_seq; /* the transport is the last call's, as are its types */
-    int rc = convoy__exec_start_mem(&r->x, s, &r->tr.t, &cs->topo, r->sendbuf, r->recvbuf, r->epoch,
+    int rc;
+    if (r->native) {
+        rc = convoy__req_start(r); /* (the MPI library's call, blocking when direct) */
+    } else {
+        const convoy__schedule *s = &r->entry->sched;
+        r->active = 1;
+        r->finished = r->saved_err = 0;
+        r->epoch = cs->epoch++;
+        /* (Kept requests never use the CONVOY_CHECK_ARGS pass: fast.c.) */
+        r->seg_taken = s->nflags > 0 || s->shm_bytes > 0;
+        r->shm_seq = r->seg_taken ? cs->shm_seq++ : 0;
+        r->tr.t.shm_seq = r->shm_seq; /* the transport is the last call's, as are its types */
+        rc = convoy__exec_start_mem(&r->x, s, &r->tr.t, &cs->topo, r->sendbuf, r->recvbuf, r->epoch,
                                     &r->xmem);
-    r->running = rc == 0;
+        r->running = rc == 0;
+    }
     if (!rc) rc = convoy__req_wait(r);
     convoy__req_outcome(r, &last_algo, &last_why);
-    const char *name = r->algo->name;
+    const char *name = r->algo && !r->native ? r->algo->name : "native";
     if (cs->last_algo != name) {
         pthread_mutex_lock(&cs->lock);
         cs->last_algo = name;
@@ -316,7 +324,11 @@ static int step(convoy_request r, int *done)
     int rc = 0;
     *done = 0;
     if (r->native) {
-        rc = PMPI_Test(&r->native_req, done, MPI_STATUS_IGNORE);
+        /* (Direct: done when native_start returned.) */
+        if (r->direct)
+            *done = 1;
+        else
+            rc = PMPI_Test(&r->native_req, done, MPI_STATUS_IGNORE);
         /* The call that started its communicator's nonblocking setup completes with the
          * setup: a pending MPI_Comm_idup would keep the communicator alive past
          * MPI_Comm_free (MPICH then runs the attribute's delete callback only at

@@ -73,18 +73,19 @@ static int native_start(convoy_request r)
     const int rc = root && r->rcounts ? r->rcounts[0] : r->count;
     void *const rb = r->inplace ? MPI_IN_PLACE : r->recvbuf;
     const void *const sb = r->inplace ? MPI_IN_PLACE : r->sendbuf;
-    MPI_Request *q = &r->native_req;
     switch (r->coll) {
     case CONVOY_COLL_GATHER:
-        return PMPI_Igather(sb, r->count, r->stype, r->recvbuf, rc, r->rtype, r->root, r->comm, q);
+        return CONVOY_NATIVE(r, PMPI_Gather, PMPI_Igather, sb, r->count, r->stype, r->recvbuf, rc,
+                             r->rtype, r->root, r->comm);
     case CONVOY_COLL_GATHERV:
-        return PMPI_Igatherv(sb, r->count, r->stype, r->recvbuf, r->rcounts, r->displs, r->rtype,
-                             r->root, r->comm, q);
+        return CONVOY_NATIVE(r, PMPI_Gatherv, PMPI_Igatherv, sb, r->count, r->stype, r->recvbuf,
+                             r->rcounts, r->displs, r->rtype, r->root, r->comm);
     case CONVOY_COLL_SCATTER:
-        return PMPI_Iscatter(r->sendbuf, rc, r->stype, rb, r->count, r->rtype, r->root, r->comm, q);
+        return CONVOY_NATIVE(r, PMPI_Scatter, PMPI_Iscatter, r->sendbuf, rc, r->stype, rb, r->count,
+                             r->rtype, r->root, r->comm);
     default:
-        return PMPI_Iscatterv(r->sendbuf, r->rcounts, r->displs, r->stype, rb, r->count, r->rtype,
-                              r->root, r->comm, q);
+        return CONVOY_NATIVE(r, PMPI_Scatterv, PMPI_Iscatterv, r->sendbuf, r->rcounts, r->displs,
+                             r->stype, rb, r->count, r->rtype, r->root, r->comm);
     }
 }
 

@@ -6,8 +6,10 @@ static int native_start(convoy_request r)
 {
     const void *sb = r->inplace ? MPI_IN_PLACE : r->sendbuf;
     if (r->coll == CONVOY_COLL_EXSCAN)
-        return PMPI_Iexscan(sb, r->recvbuf, r->count, r->rtype, r->op, r->comm, &r->native_req);
-    return PMPI_Iscan(sb, r->recvbuf, r->count, r->rtype, r->op, r->comm, &r->native_req);
+        return CONVOY_NATIVE(r, PMPI_Exscan, PMPI_Iexscan, sb, r->recvbuf, r->count, r->rtype,
+                             r->op, r->comm);
+    return CONVOY_NATIVE(r, PMPI_Scan, PMPI_Iscan, sb, r->recvbuf, r->count, r->rtype, r->op,
+                         r->comm);
 }
 
 static const char *const agree_names[] = {"count", "datatype size", "op", "MPI_IN_PLACE use"};
