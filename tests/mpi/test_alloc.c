@@ -400,6 +400,27 @@ int main(int argc, char **argv)
     }
     check_settings(in, out);
     check_repeats(rank, size);
+    /* Forced to the MPI library: its blocking call, kept like Convoy's (no allocation). */
+    setenv("CONVOY_ALLREDUCE_ALGO", "native", 1);
+    for (int i = 0; i < WARMUP; i++)
+        c_allreduce(0, in, out, 8, MPI_COMM_WORLD);
+    own_allocs = 0;
+    counting = 1;
+    for (int i = 0; i < REPS; i++) {
+        if (i == REPS - 1) memset(out, 0xff, 8 * sizeof *out);
+        c_allreduce(0, in, out, 8, MPI_COMM_WORLD);
+    }
+    counting = 0;
+    const char *ran = convoy__comm_last_algo(MPI_COMM_WORLD);
+    c_allreduce(1, in, ref, 8, MPI_COMM_WORLD);
+    unsetenv("CONVOY_ALLREDUCE_ALGO");
+    char nd[160];
+    snprintf(nd, sizeof nd, "%ld allocations by Convoy, ran %s, result %s native", own_allocs,
+             ran ? ran : "(none)",
+             memcmp(out, ref, 8 * sizeof *out) ? "DIFFERENT from" : "equal to");
+    tc_check(MPI_COMM_WORLD,
+             own_allocs == 0 && ran && !strcmp(ran, "native") && !memcmp(out, ref, 8 * sizeof *out),
+             "Allreduce forced native: no allocation in 1000 calls, result equal", nd);
     /* Control: new arguments need a new schedule, which allocates: the counter sees it. */
     own_allocs = 0;
     counting = 1;
