@@ -54,6 +54,8 @@ void convoy__config_read(convoy__config *c)
             c->gamma = number(v, -1);
         else if (IS("NATIVE_CANDIDATE"))
             c->native_candidate = *v && strcmp(v, "0") != 0;
+        else if (IS("NATIVE_BLOCKING"))
+            c->native_blocking = *v && strcmp(v, "0") != 0;
         else if (IS("TUNING_FILE"))
             c->tuning_file = *v ? v : NULL;
         else if (n > 5 && memcmp(name + n - 5, "_ALGO", 5) == 0) {

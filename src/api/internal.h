@@ -33,6 +33,8 @@ typedef struct convoy__config {
                                   in the choice (default: on in a process running
                                   libconvoy_pmpi, off for programs calling convoy_*) */
     const char *tuning_file;   /* CONVOY_TUNING_FILE, or NULL */
+    int native_blocking;       /* CONVOY_NATIVE_BLOCKING: blocking calls the MPI library serves
+                                  make its blocking collective (request.c) */
     int nvars;
     const char *vars[CONVOY_CONFIG_VARS]; /* every CONVOY_ entry, "NAME=value" */
     uint64_t gen; /* changes whenever the settings were read again (plan.c's memo) */
@@ -171,9 +173,9 @@ void convoy__sched_release(convoy__cstate *cs, convoy__centry *e);
 /* The operation a request performs when it falls back to the MPI library's collective. */
 typedef int (*convoy__native_fn)(struct convoy_request_s *r);
 /* A native_start's call: the MPI library's blocking collective when the request is direct
- * (convoy__req_start: a blocking call with no other Convoy request to progress meanwhile;
- * the nonblocking collectives of Open MPI 4.1 (libnbc) cost twice the blocking ones at
- * small counts), else its nonblocking one into r->native_req. */
+ * (convoy__req_start: a blocking call under CONVOY_NATIVE_BLOCKING=1; the nonblocking
+ * collectives of Open MPI 4.1 (libnbc) cost twice the blocking ones at small counts), else
+ * its nonblocking one into r->native_req. */
 #define CONVOY_NATIVE(r, blocking, nonblocking, ...)                                               \
     ((r)->direct ? blocking(__VA_ARGS__) : nonblocking(__VA_ARGS__, &(r)->native_req))
 

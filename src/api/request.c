@@ -214,9 +214,15 @@ void convoy__last_outcome(const convoy__algo **algo, const char **why)
 
 static int begin(convoy_request r)
 {
-    /* A blocking call served by the MPI library makes the library's blocking call, unless
-     * other Convoy requests are in flight: their executors run only in Convoy's waits. */
-    r->direct = r->native && r->blocking && !atomic_load_explicit(&nlinked, memory_order_relaxed);
+    /* A blocking call served by the MPI library makes the library's nonblocking collective
+     * and waits in Convoy's wait, which runs the executors of the process's other Convoy
+     * requests (a rank blocked inside the library would not, and a peer waiting for one of
+     * them would hang). Its blocking collective only under CONVOY_NATIVE_BLOCKING=1: the
+     * choice must be the same on every rank (MPI's blocking and nonblocking collectives do
+     * not match: a rank in MPI_Barrier and one in MPI_Ibarrier hang), so it cannot depend
+     * on what is in flight here, and the program promises that no Convoy nonblocking or
+     * persistent collective is pending across such a call. */
+    r->direct = r->native && r->blocking && r->cfg.native_blocking;
     if (r->native) return r->native_start(r);
     /* Epochs and segment sequence numbers are taken in call order, the same on every rank:
      * that keeps overlapping operations apart. A deferred request plans later (no segment,
