@@ -330,11 +330,18 @@ static int step(convoy_request r, int *done)
     int rc = 0;
     *done = 0;
     if (r->native) {
-        /* (Direct: done when native_start returned.) */
-        if (r->direct)
+        /* Direct: done when native_start returned. A blocking call with no other Convoy
+         * request in the process to progress meanwhile (and no watchdog to report) waits
+         * inside the library, whose wait drives its nonblocking collective best. */
+        if (r->direct) {
             *done = 1;
-        else
+        } else if (r->blocking && r->cfg.watchdog <= 0 &&
+                   !atomic_load_explicit(&nlinked, memory_order_relaxed)) {
+            rc = PMPI_Wait(&r->native_req, MPI_STATUS_IGNORE);
+            *done = 1;
+        } else {
             rc = PMPI_Test(&r->native_req, done, MPI_STATUS_IGNORE);
+        }
         /* The call that started its communicator's nonblocking setup completes with the
          * setup: a pending MPI_Comm_idup would keep the communicator alive past
          * MPI_Comm_free (MPICH then runs the attribute's delete callback only at
