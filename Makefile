@@ -141,11 +141,12 @@ test-full: deps
 check-full: build
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j $(CTEST_J) -L '^checkfull$$'
 
-# The benchmark: only convoy-bench is built (not the tests), then tools/bench.sh runs the
-# default suite (4 processes as 2 virtual nodes of 2; results in bench-results/).
+# The benchmark: only convoy-bench, convoy-dropin-bench and libconvoy_pmpi are built (not
+# the tests), then tools/bench.sh runs the default suite (4 processes as 2 virtual nodes of
+# 2) and the drop-in rows (preloaded MPI_* against PMPI_*); results in bench-results/.
 bench: deps
 	cmake -S . -B $(DIR_openmpi) -G Ninja $(OPTS_openmpi) $(CMAKE_ARGS)
-	cmake --build $(DIR_openmpi) -j $(JOBS) --target convoy-bench
+	cmake --build $(DIR_openmpi) -j $(JOBS) --target convoy-bench convoy-dropin-bench convoy_pmpi
 	@echo "+ tools/bench.sh"; BUILD=$(DIR_openmpi) bash tools/bench.sh
 
 format:
