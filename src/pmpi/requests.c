@@ -306,11 +306,31 @@ int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices
         convoy__backoff(&iter);                                                                    \
     }
 
+/* Whether every request is complete (or null, or inactive), without completing any. */
+static int all_complete(int count, MPI_Request requests[], int *rc)
+{
+    for (int i = 0; i < count; i++) {
+        int flag;
+        if ((*rc = PMPI_Request_get_status(requests[i], &flag, MPI_STATUS_IGNORE)) || !flag)
+            return *rc != MPI_SUCCESS;
+    }
+    return 1;
+}
+
+/* Not by MPI_Testall: MPICH 4.0's returns MPI_ERR_IN_STATUS (MPI_ERR_PENDING for the rest)
+ * while a persistent collective of its own is complete and another request is not. The
+ * library's MPI_Waitall completes them once all are. */
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
-    int flag = 0;
-    WAIT_BY_TESTING(PMPI_Waitall(count, requests, statuses),
-                    PMPI_Testall(count, requests, &flag, statuses), flag)
+    if (count < 0 || (count > 0 && !requests)) return PMPI_Waitall(count, requests, statuses);
+    unsigned iter = 0;
+    for (;;) {
+        int rc = MPI_SUCCESS;
+        dropin_drive();
+        if (!dropin_pending() || all_complete(count, requests, &rc))
+            return rc ? rc : PMPI_Waitall(count, requests, statuses);
+        convoy__backoff(&iter);
+    }
 }
 
 int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)

@@ -12,7 +12,7 @@ program test_fortran
   use mpi
   implicit none
   integer, parameter :: n = 1000, reps = 3
-  integer :: ierr, rank, p, i, r, isum, bad, root, idx, tok
+  integer :: ierr, rank, p, i, r, isum, bad, root, idx, tok, mine
   integer :: ib(n), req, reqs(3), preq(2), st(MPI_STATUS_SIZE), sts(MPI_STATUS_SIZE, 3)
   double precision :: d(n), dr(n), dmax(n)
   integer, allocatable :: g(:)
@@ -86,10 +86,11 @@ program test_fortran
     end do
     if (any(ib /= 3 * r)) bad = bad + 1
 
-    ! MPI_WAITALL over the collective and a ring exchange
+    ! MPI_WAITALL over the collective and a ring exchange (a nonblocking call's send
+    ! buffer must live until completion: a variable, not an expression's temporary)
     g = -1
-    call MPI_Iallgather(rank + r, 1, MPI_INTEGER, g, 1, MPI_INTEGER, MPI_COMM_WORLD, reqs(1), &
-                        ierr)
+    mine = rank + r
+    call MPI_Iallgather(mine, 1, MPI_INTEGER, g, 1, MPI_INTEGER, MPI_COMM_WORLD, reqs(1), ierr)
     call MPI_Irecv(tok, 1, MPI_INTEGER, mod(rank + p - 1, p), 7, MPI_COMM_WORLD, reqs(2), ierr)
     call MPI_Isend(rank, 1, MPI_INTEGER, mod(rank + 1, p), 7, MPI_COMM_WORLD, reqs(3), ierr)
     call MPI_Waitall(3, reqs, sts, ierr)
