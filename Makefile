@@ -52,7 +52,8 @@ TIER_full := ^(default|full)$$
 TIER_asan := ^asan$$
 
 DEB_PACKAGES := cmake ninja-build gcc gfortran make pkg-config libopenmpi-dev openmpi-bin \
-                libmpich-dev mpich python3 python3-matplotlib python3-numpy
+                libmpich-dev mpich python3 python3-matplotlib python3-numpy \
+                scalapack-mpi-test hpcc
 # `make sim` (and the sim test configuration) also needs SimGrid's SMPI.
 SIM_PACKAGES := libsimgrid-dev
 
