@@ -228,8 +228,7 @@ static int plan_full(convoy_request r, convoy__args *a)
      * predicted faster than Convoy's choice with it. */
     double tn = -1;
     if (al && !ruled && !forced && !r->cfg.reproducible && r->cfg.native_candidate) {
-        tn = convoy__native_cost(a, &m);
-        if (tn >= 0 && tn <= convoy__algo_time(al, a, &m)) {
+        if (convoy__native_preferred(al, a, &m, &tn)) {
             al = NULL;
             r->native_why = "model";
         }

@@ -73,6 +73,8 @@ int dropin_nonblocking(int coll, convoy_request cr, MPI_Request *request);
 int dropin_persistent(int coll, convoy_request cr, MPI_Request *request);
 /* Nonzero while Convoy has operations the program has not completed. */
 int dropin_pending(void);
+/* Runs every pending Convoy operation once; completes the requests of finished ones. */
+void dropin_drive(void);
 /* Waits for a native request while running Convoy's pending operations. */
 int dropin_wait_native(MPI_Request *request, MPI_Status *status);
 
