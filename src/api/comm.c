@@ -53,9 +53,12 @@ static void cache_clear(convoy__cstate *cs)
 {
     convoy__fast_clear(cs);
     for (int c = 0; c < CONVOY_NCOLL; c++) {
-        convoy__sched_release(cs, cs->memo[c].entry);
-        free(cs->memo[c].vec);
-        memset(&cs->memo[c], 0, sizeof cs->memo[c]);
+        for (int k = 0; cs->memo[c] && k < CONVOY_MEMO_SLOTS; k++) {
+            convoy__sched_release(cs, cs->memo[c][k].entry);
+            free(cs->memo[c][k].vec);
+        }
+        free(cs->memo[c]);
+        cs->memo[c] = NULL;
     }
     for (int i = 0; i < CONVOY_CACHE_SIZE; i++) {
         convoy__centry *e = cs->cache[i];

@@ -64,9 +64,13 @@ typedef struct convoy__centry {
 
 enum { CONVOY_CACHE_SIZE = 16 };
 
-/* The last planned call of one collective on a communicator (plan.c): a repeated call is
+/* A planned call of one collective on a communicator (plan.c): a repeated call is
  * recognised by comparing its arguments with these, field by field, and reuses the choice,
- * the parameters and the schedule without building a cache key. */
+ * the parameters and the schedule without building a cache key. CONVOY_MEMO_SLOTS per
+ * collective, direct-mapped by a hash of the arguments' main fields: programs whose calls
+ * cycle through a few roots and counts (BLACS' broadcasts along a process row) plan each
+ * once, not on every call. */
+enum { CONVOY_MEMO_SLOTS = 32 };
 typedef struct convoy__memo {
     int valid;
     uint64_t gen;      /* of the settings it was planned under */
@@ -135,7 +139,7 @@ typedef struct convoy__cstate {
     pthread_mutex_t lock;
     convoy__centry *cache[CONVOY_CACHE_SIZE];
     uint64_t tick;
-    convoy__memo memo[CONVOY_NCOLL];
+    convoy__memo *memo[CONVOY_NCOLL]; /* CONVOY_MEMO_SLOTS each, made on first use */
     convoy__fast fast[CONVOY_NCOLL];
     int barrier_n; /* Barrier: n of CONVOY_DISSEM_N=auto, timed on first blocking use (0: not
                       yet); set at the same call on every rank */

@@ -104,6 +104,31 @@ static void memo_key(const convoy_request r, const convoy__args *a, int key[5])
     key[4] = a->displs != NULL;
 }
 
+/* The slot of a call: its main scalar fields and first counts, hashed (FNV-1a). A
+ * collision costs a miss, never a wrong hit (memo_hit compares every field). */
+static convoy__memo *memo_slot(convoy__cstate *cs, const convoy__args *a, int make)
+{
+    if (!cs->memo[a->coll]) {
+        if (!make) return NULL;
+        cs->memo[a->coll] = calloc(CONVOY_MEMO_SLOTS, sizeof *cs->memo[a->coll]);
+        if (!cs->memo[a->coll]) return NULL;
+    }
+    const int64_t v[] = {a->count,
+                         a->root,
+                         a->stype.size,
+                         a->stype.extent,
+                         a->rtype.size,
+                         a->rtype.extent,
+                         a->inplace,
+                         a->rcounts ? a->rcounts[0] : -1,
+                         a->rcounts && a->topo->size > 1 ? a->rcounts[1] : -1};
+    uint64_t h = 1469598103934665603ull;
+    const unsigned char *b = (const unsigned char *)v;
+    for (size_t i = 0; i < sizeof v; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return &cs->memo[a->coll][(h ^ h >> 32) % CONVOY_MEMO_SLOTS];
+}
+
 static int memo_vec_same(const convoy__memo *mo, const convoy__args *a)
 {
     const int64_t n = a->topo->size;
@@ -114,15 +139,16 @@ static int memo_vec_same(const convoy__memo *mo, const convoy__args *a)
 }
 
 /* A hit: the same collective with the same arguments, settings and tuning state as the
- * communicator's last planned call of it. Not for deferred requests (they plan inside
- * progress, possibly on another thread) or verbose runs (which print every choice). Every
+ * communicator's last planned call of it in the same slot. Not for deferred requests (they plan
+ * inside progress, possibly on another thread) or verbose runs (which print every choice). Every
  * collective's arguments hold no pointers but rcounts and displs (compared by content):
  * a field added behind another pointer (whose address may repeat while the content
  * changes) must be compared like them. */
 static int memo_hit(convoy_request r, convoy__args *a)
 {
-    const convoy__memo *mo = &r->cs->memo[a->coll];
-    if (!mo->valid || mo->gen != r->cfg.gen || r->deferred || r->cfg.verbose) return 0;
+    if (r->deferred || r->cfg.verbose) return 0;
+    const convoy__memo *mo = memo_slot(r->cs, a, 0);
+    if (!mo || !mo->valid || mo->gen != r->cfg.gen) return 0;
     int key[5];
     memo_key(r, a, key);
     if (memcmp(key, mo->key, sizeof key) != 0 || !memo_vec_same(mo, a)) return 0;
@@ -148,8 +174,9 @@ static int memo_hit(convoy_request r, convoy__args *a)
 /* Remembers a planned call (pre: its arguments before planning, a: after). */
 static void memo_keep(convoy_request r, const convoy__args *pre, const convoy__args *a)
 {
-    convoy__memo *mo = &r->cs->memo[a->coll];
     if (r->deferred) return;
+    convoy__memo *mo = memo_slot(r->cs, a, 1);
+    if (!mo) return;
     const int64_t n = a->topo->size, need = (a->rcounts || a->displs) ? 2 * n : 0;
     if (need > mo->veccap) {
         int64_t *v = realloc(mo->vec, (size_t)need * sizeof *v);
