@@ -166,8 +166,9 @@ static int probe_cma(convoy__cstate *cs)
         fprintf(stderr, "convoy: cross-memory attach (process_vm_readv): %s%s\n",
                 all == 1   ? "used for large node transfers"
                 : all == 0 ? "not used: CONVOY_CMA=0"
-                : all == 2 ? "not used under simulation"
-                           : "not used: the probe read between node processes failed on some node: ",
+                : all == 2
+                    ? "not used under simulation"
+                    : "not used: the probe read between node processes failed on some node: ",
                 all < 0 ? strerror(-all) : "");
     return 0;
 }

@@ -163,7 +163,9 @@ static int plan_make_as(const convoy__args *a, ns_plan *pl, int cma)
     } else {
         pl->seg_bytes = pl->total;
     }
-    const int64_t ub = convoy__param_get(a, "CONVOY_ALLGATHERV_SHM_UNIT", 0);
+    /* Single copy: units of at most 256 KiB by default, so that readers and the next hop
+     * start on a unit while the rest of a large contribution is still on its way. */
+    const int64_t ub = convoy__param_get(a, "CONVOY_ALLGATHERV_SHM_UNIT", pl->cma ? 256 << 10 : 0);
     if (ub > 0 && pl->esize > 0 && (ub / pl->esize < cap))
         cap = ub / pl->esize < 1 ? 1 : ub / pl->esize;
     pl->ustart = calloc((size_t)pl->nn + 1, sizeof *pl->ustart);
@@ -518,8 +520,8 @@ double convoy__allgatherv_node_segment_cost(const convoy__args *a, const convoy_
          * that releases the segment to the next operation (executor). Single copy: a
          * process copies only what others hold (no copy into the segment), one system call
          * (about a flag handshake) per unit, and a third handshake (the readers' done). */
-        const double ppn = t->max_ppn, copied = pl.cma ? (double)pl.total * (ppn - 1) / ppn
-                                                       : (double)pl.total;
+        const double ppn = t->max_ppn,
+                     copied = pl.cma ? (double)pl.total * (ppn - 1) / ppn : (double)pl.total;
         c = m->alpha * msgs + m->beta * bytes + m->gamma / 2 * copied +
             (pl.cma ? 3 + (double)pl.nu * (ppn - 1) / ppn : 2) * convoy__flag_cost(m);
     }
