@@ -53,6 +53,22 @@
  *   the receive buffer (rtype), everything else moves in rtype elements, packed (bytes)
  *   in the segment; all messages of one mode use one type slot on both sides.
  *
+ * - Single copy (args.cma: cross-memory attach works on every node; the result at least
+ *   CONVOY_ALLGATHERV_CMA_MIN bytes, default 64 KiB; 8 segment bytes per unit): the
+ *   segment holds no data, only one address word per unit. The unit's writer publishes
+ *   where its bytes are (PUBLISH, then F_WRITTEN): an owner's own unit in its send buffer
+ *   when that is contiguous and not MPI_IN_PLACE, else in its receive buffer (after the
+ *   own copy); a remote unit in the receive buffer it arrived in. Every other node
+ *   process READs it from there straight into its receive buffer, then says F_DONE = 1
+ *   after all its reads; every process waits for all others' F_DONE before it returns, so
+ *   no buffer is released while a peer reads it. Each byte is copied once per reader
+ *   instead of into the segment and out again. Receives and sends go to and from the
+ *   receive buffer (as while streaming). Units: at most 256 KiB unless
+ *   CONVOY_ALLGATHERV_SHM_UNIT says otherwise. A non-contiguous receive type is not
+ *   read into directly: the writer packs the unit into scratch (the packed result's
+ *   layout) and publishes that, the reader reads into scratch and unpacks; each rank
+ *   decides by its own type, so different but matching types on one node still match.
+ *
  * Cost (n_j processes on node j, D_j its bytes, T all bytes, u units handled per
  * process): alpha (max(nn - 1, u)) + beta max_j (T - D_j) / n_j + (gamma / 2) T + 2 f, the
  * third term the local copies (a copy moves each byte once; gamma is the per-byte cost of a
@@ -69,7 +85,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Flags (F_DONE: single copy only); receives and sends a process has in flight at most. */
+/* Flags (the first two, and F_DONE in single copy); receives and sends a process has in
+ * flight at most. */
 enum { F_WRITTEN = 0, F_CONSUMED = 1, F_DONE = 2, NS_FLAGS = 3, NS_WINDOW = 4 };
 
 typedef struct ns_unit {
