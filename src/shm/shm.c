@@ -102,7 +102,7 @@ static _Atomic uint64_t *info(const convoy__shm *seg, int node_rank)
     return seg->flags + (int64_t)node_rank * seg->flag_stride + seg->nflags;
 }
 
-enum { PROBE_MAGIC = 0x436f6e766f79 }; /* "Convoy" */
+#define PROBE_MAGIC UINT64_C(0x436f6e766f79) /* "Convoy" */
 static const uint64_t probe_word = PROBE_MAGIC;
 
 int convoy__shm_cma_read(const convoy__shm *seg, int node_peer, uint64_t addr, void *dst,
