@@ -52,7 +52,8 @@ TIER_full := ^(default|full)$$
 TIER_asan := ^asan$$
 
 DEB_PACKAGES := cmake ninja-build gcc gfortran make pkg-config libopenmpi-dev openmpi-bin \
-                libmpich-dev mpich python3 python3-matplotlib python3-numpy
+                libmpich-dev mpich python3 python3-matplotlib python3-numpy \
+                scalapack-mpi-test hpcc
 # `make sim` (and the sim test configuration) also needs SimGrid's SMPI.
 SIM_PACKAGES := libsimgrid-dev
 
@@ -141,11 +142,12 @@ test-full: deps
 check-full: build
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j $(CTEST_J) -L '^checkfull$$'
 
-# The benchmark: only convoy-bench is built (not the tests), then tools/bench.sh runs the
-# default suite (4 processes as 2 virtual nodes of 2; results in bench-results/).
+# The benchmark: only convoy-bench, convoy-dropin-bench and libconvoy_pmpi are built (not
+# the tests), then tools/bench.sh runs the default suite (4 processes as 2 virtual nodes of
+# 2) and the drop-in rows (preloaded MPI_* against PMPI_*); results in bench-results/.
 bench: deps
 	cmake -S . -B $(DIR_openmpi) -G Ninja $(OPTS_openmpi) $(CMAKE_ARGS)
-	cmake --build $(DIR_openmpi) -j $(JOBS) --target convoy-bench
+	cmake --build $(DIR_openmpi) -j $(JOBS) --target convoy-bench convoy-dropin-bench convoy_pmpi
 	@echo "+ tools/bench.sh"; BUILD=$(DIR_openmpi) bash tools/bench.sh
 
 format:

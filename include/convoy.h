@@ -34,6 +34,10 @@
  * sets CONVOY_CONFIG_REFRESH=1 to have every call read the environment again.
  * CONVOY_WAIT_SPIN / CONVOY_WAIT_YIELD (poll counts) override the wait policy (poll, then
  * yield, then sleep; chosen from whether the host is oversubscribed).
+ * CONVOY_NATIVE_BLOCKING=1: a blocking call served by the MPI library makes its blocking
+ * collective (faster at small counts) instead of its nonblocking one under Convoy's wait;
+ * only for programs that never have a Convoy nonblocking or persistent collective pending
+ * across a blocking one (it would not progress meanwhile), set alike on every rank.
  * CONVOY_SCAN_BLOCK=elements sets the block of the pipelined Scan/Exscan (`linear`).
  * CONVOY_CMA=0 forbids single copies between processes of a node by cross-memory attach
  * (process_vm_readv; used where the setup's probe finds it permitted, said under

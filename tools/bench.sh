@@ -25,9 +25,18 @@
 # seconds) shrinks the caps of the remaining cells so that the whole run fits; start-up and
 # the figures take the rest.
 #
+# After it, the drop-in (issue 11): convoy-dropin-bench, a plain MPI program, with
+# libconvoy_pmpi preloaded and no tuning file, on the same 4 processes: each cell times the
+# MPI_* name (the drop-in: Convoy's choice or its hand-back) against the PMPI_* name (the
+# library's) interleaved in one run, and says whether the drop-in is slower beyond the noise
+# (the 95% interval of the paired differences above zero and the ratio above 1.05); the
+# counts (CONVOY_STATS) say what served each collective. Written to
+# $OUT/convoy-dropin-bench.txt and $OUT/convoy-dropin-stats.txt; about 30 s
+# (DROPIN_CAP, default 1 s per cell; DROPIN=0 skips it).
+#
 # Extra arguments go to convoy-bench (e.g. `tools/bench.sh --sync window`); the
 # environment may set BUILD (default build), OUT (default bench-results), NP (default 4),
-# PPN (2), TIME_CAP (5), BUDGET (110), NP2_BUDGET (30).
+# PPN (2), TIME_CAP (5), BUDGET (110), NP2_BUDGET (30), DROPIN (1), DROPIN_CAP (1).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 
@@ -38,6 +47,8 @@ PPN=${PPN:-2}
 TIME_CAP=${TIME_CAP:-5}
 BUDGET=${BUDGET:-110}
 NP2_BUDGET=${NP2_BUDGET:-30}
+DROPIN=${DROPIN:-1}
+DROPIN_CAP=${DROPIN_CAP:-1}
 BIN=$BUILD/bin/convoy-bench
 MPIEXEC=${MPIEXEC:-mpiexec.openmpi}
 
@@ -90,11 +101,34 @@ status=${PIPESTATUS[0]}
 end=$(date +%s.%N)
 elapsed=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
 
+
+# The drop-in against native (no tuning file: the model's choices).
+DBIN=$BUILD/bin/convoy-dropin-bench
+PMPI=$BUILD/lib/libconvoy_pmpi.so
+dropin_status=0
+if [ "$DROPIN" != 0 ] && [ -x "$DBIN" ] && [ -f "$PMPI" ]; then
+    rm -f "$OUT/convoy-dropin-stats.txt"
+    dcmd=("$MPIEXEC" --oversubscribe --allow-run-as-root -x LD_PRELOAD="$(realpath "$PMPI")"
+          -x CONVOY_STATS="$(realpath "$OUT")/convoy-dropin-stats.txt" -n "$NP" "$DBIN"
+          --time-cap "$DROPIN_CAP")
+    echo
+    echo "+ CONVOY_PPN=$PPN ${dcmd[*]}"
+    env -u CONVOY_TUNING_FILE "${dcmd[@]}" | tee "$OUT/convoy-dropin-bench.txt"
+    dropin_status=${PIPESTATUS[0]}
+    cat "$OUT/convoy-dropin-stats.txt" 2> /dev/null
+elif [ "$DROPIN" != 0 ]; then
+    echo "tools/bench.sh: $DBIN or $PMPI missing: no drop-in rows (make bench builds them)"
+fi
+
 echo
 echo "tools/bench.sh: convoy-bench finished in ${elapsed} s (exit status $status)"
 echo "  table: $TXT"
 [ -s "$CSV" ] && echo "  CSV:   $CSV"
 [ -s "$JSON" ] && echo "  JSON:  $JSON"
+[ -s "$OUT/convoy-dropin-bench.txt" ] &&
+    echo "  drop-in rows: $OUT/convoy-dropin-bench.txt (exit status $dropin_status)," \
+         "counts: $OUT/convoy-dropin-stats.txt"
+[ "$status" = 0 ] && status=$dropin_status
 
 # Figures: any python3 that has matplotlib (Debian's python3-matplotlib lives in
 # /usr/bin/python3, which may not be the first python3 on PATH).

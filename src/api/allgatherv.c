@@ -8,11 +8,12 @@
 
 static int native_start(convoy_request r)
 {
+    const void *sb = r->inplace ? MPI_IN_PLACE : r->sendbuf;
     if (r->regular)
-        return PMPI_Iallgather(r->inplace ? MPI_IN_PLACE : r->sendbuf, r->count, r->stype,
-                               r->recvbuf, r->rcounts[0], r->rtype, r->comm, &r->native_req);
-    return PMPI_Iallgatherv(r->inplace ? MPI_IN_PLACE : r->sendbuf, r->count, r->stype, r->recvbuf,
-                            r->rcounts, r->displs, r->rtype, r->comm, &r->native_req);
+        return CONVOY_NATIVE(r, PMPI_Allgather, PMPI_Iallgather, sb, r->count, r->stype, r->recvbuf,
+                             r->rcounts[0], r->rtype, r->comm);
+    return CONVOY_NATIVE(r, PMPI_Allgatherv, PMPI_Iallgatherv, sb, r->count, r->stype, r->recvbuf,
+                         r->rcounts, r->displs, r->rtype, r->comm);
 }
 
 /* A leading '~' marks a hash: the message says it differs, without values. */
@@ -112,10 +113,20 @@ int convoy_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                       const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                       MPI_Comm comm)
 {
+    const convoy__call call = {.coll = CONVOY_COLL_ALLGATHERV,
+                               .send = sendbuf,
+                               .recv = recvbuf,
+                               .count = sendcount,
+                               .stype = sendtype,
+                               .rtype = recvtype,
+                               .v1 = recvcounts,
+                               .v2 = displs};
     convoy_request r;
-    int rc = setup(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, 0,
-                   CONVOY_BLOCKING, &r);
-    if (!rc) rc = convoy__req_launch(r, CONVOY_BLOCKING, NULL);
+    int rc;
+    if (recvcounts && displs && convoy__fast_try(comm, &call, &rc)) return convoy__error(comm, rc);
+    rc = setup(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, 0,
+               CONVOY_BLOCKING, &r);
+    if (!rc) rc = convoy__req_launch_call(r, &call);
     return convoy__error(comm, rc);
 }
 
@@ -149,10 +160,19 @@ int convoy_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype send
 int convoy_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    const convoy__call call = {.coll = CONVOY_COLL_ALLGATHER,
+                               .send = sendbuf,
+                               .recv = recvbuf,
+                               .count = sendcount,
+                               .count2 = recvcount,
+                               .stype = sendtype,
+                               .rtype = recvtype};
     convoy_request r;
-    int rc = setup(sendbuf, sendcount, sendtype, recvbuf, &recvcount, NULL, recvtype, comm, 1,
-                   CONVOY_BLOCKING, &r);
-    if (!rc) rc = convoy__req_launch(r, CONVOY_BLOCKING, NULL);
+    int rc;
+    if (convoy__fast_try(comm, &call, &rc)) return convoy__error(comm, rc);
+    rc = setup(sendbuf, sendcount, sendtype, recvbuf, &recvcount, NULL, recvtype, comm, 1,
+               CONVOY_BLOCKING, &r);
+    if (!rc) rc = convoy__req_launch_call(r, &call);
     return convoy__error(comm, rc);
 }
 

@@ -3,8 +3,8 @@
 
 static int native_start(convoy_request r)
 {
-    return PMPI_Iallreduce(r->inplace ? MPI_IN_PLACE : r->sendbuf, r->recvbuf, r->count, r->rtype,
-                           r->op, r->comm, &r->native_req);
+    return CONVOY_NATIVE(r, PMPI_Allreduce, PMPI_Iallreduce, r->inplace ? MPI_IN_PLACE : r->sendbuf,
+                         r->recvbuf, r->count, r->rtype, r->op, r->comm);
 }
 
 static const char *const agree_names[] = {"count", "datatype size", "op", "MPI_IN_PLACE use"};
@@ -82,9 +82,18 @@ int convoy__req_reduction_route(convoy_request r, MPI_Op op, MPI_Datatype dt, in
 int convoy_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                      MPI_Op op, MPI_Comm comm)
 {
+    const convoy__call call = {.coll = CONVOY_COLL_ALLREDUCE,
+                               .send = sendbuf,
+                               .recv = recvbuf,
+                               .count = count,
+                               .stype = datatype,
+                               .rtype = datatype,
+                               .op = op};
     convoy_request r;
-    int rc = setup(sendbuf, recvbuf, count, datatype, op, comm, CONVOY_BLOCKING, &r);
-    if (!rc) rc = convoy__req_launch(r, CONVOY_BLOCKING, NULL);
+    int rc;
+    if (convoy__fast_try(comm, &call, &rc)) return convoy__error(comm, rc);
+    rc = setup(sendbuf, recvbuf, count, datatype, op, comm, CONVOY_BLOCKING, &r);
+    if (!rc) rc = convoy__req_launch_call(r, &call);
     return convoy__error(comm, rc);
 }
 

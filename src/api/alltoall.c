@@ -6,8 +6,8 @@
 /* r->count: sendcount; r->rcounts[0]: recvcount (one entry). */
 static int native_start(convoy_request r)
 {
-    return PMPI_Ialltoall(r->inplace ? MPI_IN_PLACE : r->sendbuf, r->count, r->stype, r->recvbuf,
-                          r->rcounts[0], r->rtype, r->comm, &r->native_req);
+    return CONVOY_NATIVE(r, PMPI_Alltoall, PMPI_Ialltoall, r->inplace ? MPI_IN_PLACE : r->sendbuf,
+                         r->count, r->stype, r->recvbuf, r->rcounts[0], r->rtype, r->comm);
 }
 
 static const char *const agree_names[] = {"bytes per block (recvcount times the type size)",
@@ -31,7 +31,7 @@ static int plan(convoy_request r)
         if (!r->cfg.check_args || r->deferred) return MPI_ERR_TRUNCATE;
         r->local_err = MPI_ERR_TRUNCATE;
     }
-    int64_t *c64 = malloc((size_t)size * 2 * sizeof *c64);
+    int64_t *c64 = convoy__req_i64(r, 2 * (int64_t)size);
     if (!c64) return MPI_ERR_NO_MEM;
     for (int i = 0; i < size; i++) {
         c64[i] = r->rcounts[0];
@@ -40,7 +40,6 @@ static int plan(convoy_request r)
     a.rcounts = c64;
     a.displs = c64 + size;
     rc = r->local_err ? MPI_SUCCESS : convoy__plan(r, &a);
-    free(c64);
     if (!rc && !r->deferred && r->cfg.check_args) {
         int64_t v[3] = {r->rcounts[0] * a.rtype.size, r->inplace, !r->local_err};
         convoy__agree_set(r, v, 3, agree_names);
@@ -72,11 +71,7 @@ static int setup(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     r->stype = inplace ? MPI_DATATYPE_NULL : sendtype;
     r->rtype = recvtype;
     r->op_type = MPI_DATATYPE_NULL;
-    r->rcounts = malloc(sizeof *r->rcounts);
-    if (!r->rcounts) {
-        rc = MPI_ERR_NO_MEM;
-        goto fail;
-    }
+    if ((rc = convoy__req_counts(r, 1, 0))) goto fail;
     r->rcounts[0] = recvcount;
     if (r->persistent) {
         /* The user may free derived datatypes while a persistent request lives. */
@@ -101,11 +96,24 @@ static int entry(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, int mode,
                  convoy_request *request)
 {
+    const convoy__call call = {.coll = CONVOY_COLL_ALLTOALL,
+                               .send = sendbuf,
+                               .recv = recvbuf,
+                               .count = sendcount,
+                               .count2 = recvcount,
+                               .stype = sendtype,
+                               .rtype = recvtype};
     convoy_request r;
+    int rc;
     if (mode != CONVOY_BLOCKING && !request)
         return convoy__error(comm, convoy__check_comm(comm) ? MPI_ERR_COMM : MPI_ERR_REQUEST);
-    int rc = setup(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, mode, &r);
-    if (!rc) rc = convoy__req_launch(r, mode, request);
+    if (mode == CONVOY_BLOCKING && convoy__fast_try(comm, &call, &rc))
+        return convoy__error(comm, rc);
+    rc = setup(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, mode, &r);
+    if (!rc && mode == CONVOY_BLOCKING)
+        rc = convoy__req_launch_call(r, &call);
+    else if (!rc)
+        rc = convoy__req_launch(r, mode, request);
     return convoy__error(comm, rc);
 }
 

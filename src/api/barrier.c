@@ -27,7 +27,7 @@ enum { AUTO_NMAX = 7, AUTO_REPS = 15 };
 
 static int native_start(convoy_request r)
 {
-    return PMPI_Ibarrier(r->comm, &r->native_req);
+    return CONVOY_NATIVE(r, PMPI_Barrier, PMPI_Ibarrier, r->comm);
 }
 
 static void set_n(convoy__args *a, int n)
@@ -174,9 +174,12 @@ static int setup(MPI_Comm comm, int mode, convoy_request *out)
 
 int convoy_Barrier(MPI_Comm comm)
 {
+    const convoy__call call = {.coll = CONVOY_COLL_BARRIER};
     convoy_request r;
-    int rc = setup(comm, CONVOY_BLOCKING, &r);
-    if (!rc) rc = convoy__req_launch(r, CONVOY_BLOCKING, NULL);
+    int rc;
+    if (convoy__fast_try(comm, &call, &rc)) return convoy__error(comm, rc);
+    rc = setup(comm, CONVOY_BLOCKING, &r);
+    if (!rc) rc = convoy__req_launch_call(r, &call);
     return convoy__error(comm, rc);
 }
 

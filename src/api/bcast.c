@@ -4,7 +4,8 @@
 
 static int native_start(convoy_request r)
 {
-    return PMPI_Ibcast(r->recvbuf, r->count, r->rtype, r->root, r->comm, &r->native_req);
+    return CONVOY_NATIVE(r, PMPI_Bcast, PMPI_Ibcast, r->recvbuf, r->count, r->rtype, r->root,
+                         r->comm);
 }
 
 static const char *const agree_names[] = {"root", "bytes (count x datatype size)"};
@@ -59,9 +60,17 @@ static int setup(void *buffer, int count, MPI_Datatype dt, int root, MPI_Comm co
 
 int convoy_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
+    const convoy__call call = {.coll = CONVOY_COLL_BCAST,
+                               .recv = buffer,
+                               .count = count,
+                               .root = root,
+                               .stype = datatype,
+                               .rtype = datatype};
     convoy_request r;
-    int rc = setup(buffer, count, datatype, root, comm, CONVOY_BLOCKING, &r);
-    if (!rc) rc = convoy__req_launch(r, CONVOY_BLOCKING, NULL);
+    int rc;
+    if (convoy__fast_try(comm, &call, &rc)) return convoy__error(comm, rc);
+    rc = setup(buffer, count, datatype, root, comm, CONVOY_BLOCKING, &r);
+    if (!rc) rc = convoy__req_launch_call(r, &call);
     return convoy__error(comm, rc);
 }
 

@@ -22,6 +22,23 @@ static MPI_Comm self_comm = MPI_COMM_NULL;
 static convoy__cstate *states; /* every live state, newest first */
 static atomic_long builds;
 
+/* The state this thread found last, for convoy__cstate_cached: valid while no state was
+ * freed since (a freed communicator's handle may be reused by a new one). */
+static atomic_ulong states_freed;
+static _Thread_local struct {
+    MPI_Comm comm;
+    convoy__cstate *cs;
+    unsigned long freed;
+} last_state;
+
+convoy__cstate *convoy__cstate_cached(MPI_Comm comm)
+{
+    if (last_state.cs && last_state.comm == comm &&
+        last_state.freed == atomic_load_explicit(&states_freed, memory_order_acquire))
+        return last_state.cs;
+    return NULL;
+}
+
 long convoy__builds_inc(void)
 {
     return atomic_fetch_add(&builds, 1) + 1;
@@ -34,6 +51,7 @@ long convoy__build_count(void)
 
 static void cache_clear(convoy__cstate *cs)
 {
+    convoy__fast_clear(cs);
     for (int c = 0; c < CONVOY_NCOLL; c++) {
         convoy__sched_release(cs, cs->memo[c].entry);
         free(cs->memo[c].vec);
@@ -52,6 +70,7 @@ static void cache_clear(convoy__cstate *cs)
 static int state_free(convoy__cstate *cs)
 {
     int rc = 0;
+    atomic_fetch_add_explicit(&states_freed, 1, memory_order_acq_rel);
     pthread_mutex_lock(&states_lock);
     if (cs->prev)
         cs->prev->next = cs->next;
@@ -335,6 +354,9 @@ int convoy__cstate_get(MPI_Comm comm, int blocking, convoy__cstate **out, int *f
         if (rc) return rc;
         if (!cs->segment_tried && ((rc = make_segment(cs)) || (rc = convoy__machine_agree(cs))))
             return rc;
+        last_state.comm = comm;
+        last_state.cs = cs;
+        last_state.freed = atomic_load_explicit(&states_freed, memory_order_acquire);
     }
     *out = cs;
     return 0;

@@ -54,6 +54,8 @@ void convoy__config_read(convoy__config *c)
             c->gamma = number(v, -1);
         else if (IS("NATIVE_CANDIDATE"))
             c->native_candidate = *v && strcmp(v, "0") != 0;
+        else if (IS("NATIVE_BLOCKING"))
+            c->native_blocking = *v && strcmp(v, "0") != 0;
         else if (IS("TUNING_FILE"))
             c->tuning_file = *v ? v : NULL;
         else if (n > 5 && memcmp(name + n - 5, "_ALGO", 5) == 0) {
@@ -150,6 +152,16 @@ static void config_current(convoy__config *c)
     }
     *c = cfg;
     pthread_mutex_unlock(&cfg_lock);
+}
+
+uint64_t convoy__config_gen(void)
+{
+    unsigned s1 = atomic_load_explicit(&cfg_seq, memory_order_acquire);
+    if ((s1 & 1) || !atomic_load(&cfg_valid) || atomic_load(&cfg_always)) return 0;
+    const uint64_t gen = cfg.gen;
+    const int same = snapshot_same();
+    atomic_thread_fence(memory_order_acquire);
+    return same && atomic_load_explicit(&cfg_seq, memory_order_relaxed) == s1 ? gen : 0;
 }
 
 int convoy_config_refresh(void)

@@ -33,6 +33,8 @@ typedef struct convoy__config {
                                   in the choice (default: on in a process running
                                   libconvoy_pmpi, off for programs calling convoy_*) */
     const char *tuning_file;   /* CONVOY_TUNING_FILE, or NULL */
+    int native_blocking;       /* CONVOY_NATIVE_BLOCKING: blocking calls the MPI library serves
+                                  make its blocking collective (request.c) */
     int nvars;
     const char *vars[CONVOY_CONFIG_VARS]; /* every CONVOY_ entry, "NAME=value" */
     uint64_t gen; /* changes whenever the settings were read again (plan.c's memo) */
@@ -46,7 +48,7 @@ void convoy__config_current(convoy__config *c);
 const char *convoy__config_get(const convoy__config *c, const char *name);
 
 /* The machine parameters as the nonblocking setup carries them (machine.c). */
-enum { CONVOY_MACHINE_KEYS = 9 };
+enum { CONVOY_MACHINE_KEYS = 10 };
 
 /* One cached schedule, keyed by everything a builder reads (values, never handles, so a
  * freed and reused datatype or op handle cannot hit a stale entry). */
@@ -80,6 +82,37 @@ typedef struct convoy__memo {
     convoy__centry *entry; /* holds a reference */
 } convoy__memo;
 
+/* A blocking call's arguments as the caller passed them (fast.c): what a repeated call
+ * is recognised by before any check, description or plan. Handles are compared by value,
+ * so a call is kept only when all are predefined (never freed, never reused); vectors
+ * (comm size entries) by content. */
+typedef struct convoy__call {
+    int coll;
+    const void *send, *recv; /* the buffers as given (MPI_IN_PLACE, NULL included) */
+    int count, count2, root;
+    MPI_Datatype stype, rtype;
+    MPI_Op op;
+    const int *v1, *v2; /* count vectors, or NULL */
+} convoy__call;
+
+/* The last blocking call of one collective on a communicator, kept with its finished
+ * request (schedule reference, transport, executor memory, count vectors) so that an equal
+ * call runs the schedule again at once (fast.c). */
+typedef struct convoy__fast {
+    _Atomic(convoy_request) req; /* NULL: none kept (or in use) */
+    convoy__call key;            /* send/recv: the pointer predicates, v1/v2: NULL */
+    unsigned preds;
+    int nvec; /* entries in vec (v1 then v2) */
+    int *vec;
+    int64_t veccap;
+    uint64_t gen;  /* the settings it was planned under */
+    int barrier_n; /* what Barrier's tune hook read */
+    /* Where the request's buffers come from: 0 none, 1 the call's send buffer, 2 its
+     * receive buffer, 3 a constant (a call without buffers: Barrier's dummy). */
+    unsigned char send_from, recv_from;
+    const void *send_const, *recv_const;
+} convoy__fast;
+
 /* A communicator's Convoy state, attached to it with an attribute. */
 typedef struct convoy__cstate {
     MPI_Comm user;      /* the communicator it is attached to */
@@ -104,6 +137,7 @@ typedef struct convoy__cstate {
     convoy__centry *cache[CONVOY_CACHE_SIZE];
     uint64_t tick;
     convoy__memo memo[CONVOY_NCOLL];
+    convoy__fast fast[CONVOY_NCOLL];
     int barrier_n; /* Barrier: n of CONVOY_DISSEM_N=auto, timed on first blocking use (0: not
                       yet); set at the same call on every rank */
     struct convoy__cstate *prev, *next; /* all states, freed at MPI_Finalize */
@@ -139,6 +173,12 @@ void convoy__sched_release(convoy__cstate *cs, convoy__centry *e);
 
 /* The operation a request performs when it falls back to the MPI library's collective. */
 typedef int (*convoy__native_fn)(struct convoy_request_s *r);
+/* A native_start's call: the MPI library's blocking collective when the request is direct
+ * (convoy__req_start: a blocking call under CONVOY_NATIVE_BLOCKING=1; the nonblocking
+ * collectives of Open MPI 4.1 (libnbc) cost twice the blocking ones at small counts), else
+ * its nonblocking one into r->native_req. */
+#define CONVOY_NATIVE(r, blocking, nonblocking, ...)                                               \
+    ((r)->direct ? blocking(__VA_ARGS__) : nonblocking(__VA_ARGS__, &(r)->native_req))
 
 struct convoy_request_s {
     int persistent;
@@ -167,6 +207,7 @@ struct convoy_request_s {
     /* The native path: the collective's starter, and whether this request uses it. */
     convoy__native_fn native_start;
     int native;
+    int direct;             /* native_start makes the blocking call (CONVOY_NATIVE) */
     const char *native_why; /* why the MPI library serves it (CONVOY_STATS): "setup",
                                "no_state", "forced", "model", "tuning", "no_algorithm" */
     MPI_Request native_req;
@@ -263,6 +304,24 @@ int convoy__req_reduction_route(convoy_request r, MPI_Op op, MPI_Datatype dt, in
 int convoy__plan_vector_reduction(convoy_request r, int64_t last, const char *const *names);
 /* Runs a request set up by an entry point: blocking start + wait, or hands it out. */
 int convoy__req_launch(convoy_request r, int mode, convoy_request *out);
+/* A blocking call's launch (c: its arguments, or NULL): start, wait, and then keep the
+ * request on the communicator for c's repeats where fast.c allows, else free it. */
+int convoy__req_launch_call(convoy_request r, const convoy__call *c);
+/* Runs a repeated blocking call from the kept request (fast.c): 1 if it did (*rc: its
+ * result), 0 if the call must take the full path (not kept, or anything differs). */
+int convoy__fast_try(MPI_Comm comm, const convoy__call *c, int *rc);
+/* Keeps r, which just served c, if c can be recognised again (fast.c); 0: not kept. */
+int convoy__fast_keep(convoy_request r, const convoy__call *c);
+/* A kept request's rerun (request.c): start, wait, outcome. */
+int convoy__req_rerun(convoy_request r);
+/* Frees the communicator's kept requests (state_free). */
+void convoy__fast_clear(convoy__cstate *cs);
+/* The state of comm if this thread found it before and no state was freed since (NULL:
+ * ask convoy__cstate_get). */
+convoy__cstate *convoy__cstate_cached(MPI_Comm comm);
+/* The generation of the current settings if they are unchanged since they were last read
+ * (a snapshot check, no copy); 0 if they must be read again. */
+uint64_t convoy__config_gen(void);
 
 long convoy__builds_inc(void);
 

@@ -15,7 +15,8 @@
  * injection cost that a blocking rendezvous send does not pay (a 256 KiB Isend between
  * two simulated Hydra nodes takes 55 us, a blocking ping-pong's half round trip 22). gamma
  * is rank 0's fastest MPI_Reduce_local (SUM of doubles) per byte; the overhead is
- * Convoy's per-call work (measure_overhead). Minimum times, not means: the model wants the machine,
+ * Convoy's per-call work on a repeated call (measure_overhead: the path src/api/fast.c
+ * takes). Minimum times, not means: the model wants the machine,
  * not the noise of a loaded host. Rank 0 broadcasts the values, so all ranks of the communicator
  * choose the same algorithms; each process keeps the first values it learns and later communicators
  * reuse them (rank 0 of a later communicator sends its own copy: no new measurement). Nonblocking
@@ -199,6 +200,43 @@ static double measure_overhead(void)
     return tc > tn ? tc - tn : 0;
 }
 
+/* The flag handshake (convoy__flag_cost): rank 0 and its node neighbour ping-pong through
+ * the last flag of the segment (no schedule uses it at setup; its small values never
+ * satisfy a schedule's waits, whose values carry the operation number above bit 32),
+ * waiting as the executor does (convoy__backoff); half the fastest round trip. Both call
+ * it only after every rank's probes succeeded (no one is left waiting). Not under SimGrid,
+ * where polling costs no simulated time: the estimate from alpha stays. */
+static void measure_flag(convoy__cstate *cs, convoy__machine *m)
+{
+#ifndef CONVOY_SIMGRID
+    const convoy__topo *t = &cs->topo;
+    convoy__shm *seg = cs->shm;
+    if (!seg || t->node_size[t->node_of[0]] < 2) return;
+    const int me = t->rank == 0 ? 0 : t->rank == convoy__topo_rank_at(t, t->node_of[0], 1) ? 1 : -1;
+    if (me < 0) return;
+    const int f = seg->nflags - 1;
+    double best = 1e30;
+    for (uint64_t i = 0; i < PROBE_REPS + 2; i++) {
+        const double t0 = PMPI_Wtime();
+        unsigned iter = 0;
+        if (me == 1) {
+            while (!convoy__shm_reached(seg, 0, f, 2 * i + 1))
+                convoy__backoff(&iter);
+            convoy__shm_notify(seg, f, 2 * i + 2);
+        } else {
+            convoy__shm_notify(seg, f, 2 * i + 1);
+            while (!convoy__shm_reached(seg, 1, f, 2 * i + 2))
+                convoy__backoff(&iter);
+        }
+        const double d = PMPI_Wtime() - t0;
+        if (i >= 2 && d < best) best = d; /* (the first ones wake the peer) */
+    }
+    if (me == 0) m->flag = best / 2;
+#else
+    (void)cs, (void)m;
+#endif
+}
+
 static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
 {
     const int rank = cs->topo.rank;
@@ -228,6 +266,7 @@ static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
         free(x);
         return rc ? rc : MPI_ERR_OTHER;
     }
+    measure_flag(cs, m);
     if (buf) rc = measure_levels(cs, partner, buf, m);
     /* Virtual nodes (CONVOY_PPN, CONVOY_NODEMAP) on one host: both levels are one path, so
      * one value, the better estimate of the two (a loaded host's noise would otherwise
@@ -259,6 +298,7 @@ static void machine_pack(const convoy__machine *m, double *v)
 {
     v[1] = m->alpha, v[2] = m->beta, v[3] = m->gamma, v[4] = m->overhead;
     v[5] = m->alpha_node, v[6] = m->beta_node, v[7] = m->beta_nic, v[8] = m->alpha_native;
+    v[9] = m->flag;
 }
 
 static convoy__machine machine_unpack(const double *v)
@@ -270,7 +310,8 @@ static convoy__machine machine_unpack(const double *v)
                              .alpha_node = v[5],
                              .beta_node = v[6],
                              .beta_nic = v[7],
-                             .alpha_native = v[8]};
+                             .alpha_native = v[8],
+                             .flag = v[9]};
 }
 
 int convoy__machine_agree(convoy__cstate *cs)

@@ -115,24 +115,14 @@ static int memo_vec_same(const convoy__memo *mo, const convoy__args *a)
 
 /* A hit: the same collective with the same arguments, settings and tuning state as the
  * communicator's last planned call of it. Not for deferred requests (they plan inside
- * progress, possibly on another thread) or verbose runs (which print every choice). */
-/* The collectives whose arguments the memo is known to compare completely: their only
- * pointers are rcounts and displs (compared by content). A collective with other vectors
- * behind pointers (whose address may repeat while the content changes) must be added here
- * only with them compared like rcounts. */
-static int memo_knows(int coll)
-{
-    return coll == CONVOY_COLL_ALLGATHERV || coll == CONVOY_COLL_ALLGATHER ||
-           coll == CONVOY_COLL_ALLREDUCE || coll == CONVOY_COLL_BARRIER ||
-           coll == CONVOY_COLL_REDUCE_SCATTER || coll == CONVOY_COLL_REDUCE_SCATTER_BLOCK;
-}
-
+ * progress, possibly on another thread) or verbose runs (which print every choice). Every
+ * collective's arguments hold no pointers but rcounts and displs (compared by content):
+ * a field added behind another pointer (whose address may repeat while the content
+ * changes) must be compared like them. */
 static int memo_hit(convoy_request r, convoy__args *a)
 {
     const convoy__memo *mo = &r->cs->memo[a->coll];
-    if (!memo_knows(a->coll) || !mo->valid || mo->gen != r->cfg.gen || r->deferred ||
-        r->cfg.verbose)
-        return 0;
+    if (!mo->valid || mo->gen != r->cfg.gen || r->deferred || r->cfg.verbose) return 0;
     int key[5];
     memo_key(r, a, key);
     if (memcmp(key, mo->key, sizeof key) != 0 || !memo_vec_same(mo, a)) return 0;
@@ -159,7 +149,7 @@ static int memo_hit(convoy_request r, convoy__args *a)
 static void memo_keep(convoy_request r, const convoy__args *pre, const convoy__args *a)
 {
     convoy__memo *mo = &r->cs->memo[a->coll];
-    if (r->deferred || !memo_knows(a->coll)) return;
+    if (r->deferred) return;
     const int64_t n = a->topo->size, need = (a->rcounts || a->displs) ? 2 * n : 0;
     if (need > mo->veccap) {
         int64_t *v = realloc(mo->vec, (size_t)need * sizeof *v);
@@ -239,8 +229,7 @@ static int plan_full(convoy_request r, convoy__args *a)
      * predicted faster than Convoy's choice with it. */
     double tn = -1;
     if (al && !ruled && !forced && !r->cfg.reproducible && r->cfg.native_candidate) {
-        tn = convoy__native_cost(a, &m);
-        if (tn >= 0 && tn <= convoy__algo_time(al, a, &m)) {
+        if (convoy__native_preferred(al, a, &m, &tn)) {
             al = NULL;
             r->native_why = "model";
         }
@@ -255,11 +244,13 @@ static int plan_full(convoy_request r, convoy__args *a)
         const convoy__machine lv = convoy__machine_levels(&m);
         fprintf(stderr,
                 "convoy: MPI_%s on %d processes, %d nodes (alpha %.2f us, beta %.3f ns/B, "
-                "gamma %.3f ns/B, overhead %.2f us, native alpha %.2f us; node alpha %.2f us, "
+                "gamma %.3f ns/B, overhead %.2f us, native alpha %.2f us, flag %.2f us; node alpha "
+                "%.2f us, "
                 "beta %.3f ns/B; all lanes %.3f ns/B: %s): %s",
                 r->what, a->topo->size, a->topo->nnodes, 1e6 * m.alpha, 1e9 * m.beta, 1e9 * m.gamma,
                 1e6 * m.overhead, 1e6 * (m.alpha_native > 0 ? m.alpha_native : m.alpha),
-                1e6 * lv.alpha_node, 1e9 * lv.beta_node, 1e9 * lv.beta_nic,
+                1e6 * convoy__flag_cost(&m), 1e6 * lv.alpha_node, 1e9 * lv.beta_node,
+                1e9 * lv.beta_nic,
                 r->cfg.reproducible  ? "built-in, reproducible"
                 : r->cs->machine_how ? r->cs->machine_how
                                      : "built-in",

@@ -3,8 +3,8 @@
 
 static int native_start(convoy_request r)
 {
-    return PMPI_Ireduce(r->inplace ? MPI_IN_PLACE : r->sendbuf, r->recvbuf, r->count, r->rtype,
-                        r->op, r->root, r->comm, &r->native_req);
+    return CONVOY_NATIVE(r, PMPI_Reduce, PMPI_Ireduce, r->inplace ? MPI_IN_PLACE : r->sendbuf,
+                         r->recvbuf, r->count, r->rtype, r->op, r->root, r->comm);
 }
 
 /* MPI_IN_PLACE is the root's alone, so it is not agreed on. */
@@ -48,11 +48,25 @@ static int setup(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
 static int entry(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                  int root, MPI_Comm comm, int mode, convoy_request *request)
 {
+    const convoy__call call = {.coll = CONVOY_COLL_REDUCE,
+                               .send = sendbuf,
+                               .recv = recvbuf,
+                               .count = count,
+                               .root = root,
+                               .stype = dt,
+                               .rtype = dt,
+                               .op = op};
     convoy_request r;
+    int rc;
     if (mode != CONVOY_BLOCKING && !request)
         return convoy__error(comm, convoy__check_comm(comm) ? MPI_ERR_COMM : MPI_ERR_REQUEST);
-    int rc = setup(sendbuf, recvbuf, count, dt, op, root, comm, mode, &r);
-    if (!rc) rc = convoy__req_launch(r, mode, request);
+    if (mode == CONVOY_BLOCKING && convoy__fast_try(comm, &call, &rc))
+        return convoy__error(comm, rc);
+    rc = setup(sendbuf, recvbuf, count, dt, op, root, comm, mode, &r);
+    if (!rc && mode == CONVOY_BLOCKING)
+        rc = convoy__req_launch_call(r, &call);
+    else if (!rc)
+        rc = convoy__req_launch(r, mode, request);
     return convoy__error(comm, rc);
 }
 

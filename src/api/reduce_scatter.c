@@ -16,10 +16,10 @@ static int native_start(convoy_request r)
 {
     const void *sb = r->inplace ? MPI_IN_PLACE : r->sendbuf;
     if (!r->rcounts)
-        return PMPI_Ireduce_scatter_block(sb, r->recvbuf, r->count, r->rtype, r->op, r->comm,
-                                          &r->native_req);
-    return PMPI_Ireduce_scatter(sb, r->recvbuf, r->rcounts, r->rtype, r->op, r->comm,
-                                &r->native_req);
+        return CONVOY_NATIVE(r, PMPI_Reduce_scatter_block, PMPI_Ireduce_scatter_block, sb,
+                             r->recvbuf, r->count, r->rtype, r->op, r->comm);
+    return CONVOY_NATIVE(r, PMPI_Reduce_scatter, PMPI_Ireduce_scatter, sb, r->recvbuf, r->rcounts,
+                         r->rtype, r->op, r->comm);
 }
 
 /* A leading '~' marks a hash: the message says it differs, without values. */
@@ -112,11 +112,26 @@ static int entry(const char *what, const void *sendbuf, void *recvbuf, int recvc
                  const int recvcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm, int mode,
                  convoy_request *request)
 {
+    const convoy__call call = {.coll = recvcounts ? CONVOY_COLL_REDUCE_SCATTER
+                                                  : CONVOY_COLL_REDUCE_SCATTER_BLOCK,
+                               .send = sendbuf,
+                               .recv = recvbuf,
+                               .count = recvcount,
+                               .stype = dt,
+                               .rtype = dt,
+                               .op = op,
+                               .v1 = recvcounts};
     convoy_request r;
+    int rc;
     if (mode != CONVOY_BLOCKING && !request)
         return convoy__error(comm, convoy__check_comm(comm) ? MPI_ERR_COMM : MPI_ERR_REQUEST);
-    int rc = setup(what, sendbuf, recvbuf, recvcount, recvcounts, dt, op, comm, mode, &r);
-    if (!rc) rc = convoy__req_launch(r, mode, request);
+    if (mode == CONVOY_BLOCKING && convoy__fast_try(comm, &call, &rc))
+        return convoy__error(comm, rc);
+    rc = setup(what, sendbuf, recvbuf, recvcount, recvcounts, dt, op, comm, mode, &r);
+    if (!rc && mode == CONVOY_BLOCKING)
+        rc = convoy__req_launch_call(r, &call);
+    else if (!rc)
+        rc = convoy__req_launch(r, mode, request);
     return convoy__error(comm, rc);
 }
 

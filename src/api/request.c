@@ -214,6 +214,15 @@ void convoy__last_outcome(const convoy__algo **algo, const char **why)
 
 static int begin(convoy_request r)
 {
+    /* A blocking call served by the MPI library makes the library's nonblocking collective
+     * and waits in Convoy's wait, which runs the executors of the process's other Convoy
+     * requests (a rank blocked inside the library would not, and a peer waiting for one of
+     * them would hang). Its blocking collective only under CONVOY_NATIVE_BLOCKING=1: the
+     * choice must be the same on every rank (MPI's blocking and nonblocking collectives do
+     * not match: a rank in MPI_Barrier and one in MPI_Ibarrier hang), so it cannot depend
+     * on what is in flight here, and the program promises that no Convoy nonblocking or
+     * persistent collective is pending across such a call. */
+    r->direct = r->native && r->blocking && r->cfg.native_blocking;
     if (r->native) return r->native_start(r);
     /* Epochs and segment sequence numbers are taken in call order, the same on every rank:
      * that keeps overlapping operations apart. A deferred request plans later (no segment,
@@ -260,18 +269,58 @@ int convoy__req_launch(convoy_request r, int mode, convoy_request *out)
         *out = r;
         return MPI_SUCCESS;
     }
-    r->blocking = mode == CONVOY_BLOCKING;
+    if (mode == CONVOY_BLOCKING) return convoy__req_launch_call(r, NULL);
     int rc = convoy__req_start(r);
-    if (!rc && mode == CONVOY_BLOCKING) {
-        rc = convoy__req_wait(r);
-        convoy__req_outcome(r, &last_algo, &last_why);
-    }
-    if (rc || mode == CONVOY_BLOCKING) {
+    if (rc) {
         convoy__req_free(r);
         return rc;
     }
     *out = r;
     return MPI_SUCCESS;
+}
+
+int convoy__req_launch_call(convoy_request r, const convoy__call *c)
+{
+    r->blocking = 1;
+    int rc = convoy__req_start(r);
+    if (!rc) {
+        rc = convoy__req_wait(r);
+        convoy__req_outcome(r, &last_algo, &last_why);
+    }
+    r->active = 0;
+    if (rc || !convoy__fast_keep(r, c)) convoy__req_free(r);
+    return rc;
+}
+
+int convoy__req_rerun(convoy_request r)
+{
+    convoy__cstate *cs = r->cs;
+    int rc;
+    if (r->native) {
+        rc = convoy__req_start(r); /* (the MPI library's call, blocking when direct) */
+    } else {
+        const convoy__schedule *s = &r->entry->sched;
+        r->active = 1;
+        r->finished = r->saved_err = 0;
+        r->epoch = cs->epoch++;
+        /* (Kept requests never use the CONVOY_CHECK_ARGS pass: fast.c.) */
+        r->seg_taken = s->nflags > 0 || s->shm_bytes > 0;
+        r->shm_seq = r->seg_taken ? cs->shm_seq++ : 0;
+        r->tr.t.shm_seq = r->shm_seq; /* the transport is the last call's, as are its types */
+        rc = convoy__exec_start_mem(&r->x, s, &r->tr.t, &cs->topo, r->sendbuf, r->recvbuf, r->epoch,
+                                    &r->xmem);
+        r->running = rc == 0;
+    }
+    if (!rc) rc = convoy__req_wait(r);
+    convoy__req_outcome(r, &last_algo, &last_why);
+    const char *name = r->algo && !r->native ? r->algo->name : "native";
+    if (cs->last_algo != name) {
+        pthread_mutex_lock(&cs->lock);
+        cs->last_algo = name;
+        pthread_mutex_unlock(&cs->lock);
+    }
+    r->active = 0;
+    return rc;
 }
 
 /* One step of progress on r, whose lock the caller holds. On completion the outcome is
@@ -281,7 +330,18 @@ static int step(convoy_request r, int *done)
     int rc = 0;
     *done = 0;
     if (r->native) {
-        rc = PMPI_Test(&r->native_req, done, MPI_STATUS_IGNORE);
+        /* Direct: done when native_start returned. A blocking call with no other Convoy
+         * request in the process to progress meanwhile (and no watchdog to report) waits
+         * inside the library, whose wait drives its nonblocking collective best. */
+        if (r->direct) {
+            *done = 1;
+        } else if (r->blocking && r->cfg.watchdog <= 0 &&
+                   !atomic_load_explicit(&nlinked, memory_order_relaxed)) {
+            rc = PMPI_Wait(&r->native_req, MPI_STATUS_IGNORE);
+            *done = 1;
+        } else {
+            rc = PMPI_Test(&r->native_req, done, MPI_STATUS_IGNORE);
+        }
         /* The call that started its communicator's nonblocking setup completes with the
          * setup: a pending MPI_Comm_idup would keep the communicator alive past
          * MPI_Comm_free (MPICH then runs the attribute's delete callback only at

@@ -48,9 +48,14 @@ int convoy__agree_root(convoy_request r)
     return MPI_ERR_ROOT;
 }
 
+static int gathers_coll(int coll)
+{
+    return coll == CONVOY_COLL_GATHER || coll == CONVOY_COLL_GATHERV;
+}
+
 static int gathers(const convoy_request r)
 {
-    return r->coll == CONVOY_COLL_GATHER || r->coll == CONVOY_COLL_GATHERV;
+    return gathers_coll(r->coll);
 }
 
 static int is_root(const convoy_request r)
@@ -68,18 +73,19 @@ static int native_start(convoy_request r)
     const int rc = root && r->rcounts ? r->rcounts[0] : r->count;
     void *const rb = r->inplace ? MPI_IN_PLACE : r->recvbuf;
     const void *const sb = r->inplace ? MPI_IN_PLACE : r->sendbuf;
-    MPI_Request *q = &r->native_req;
     switch (r->coll) {
     case CONVOY_COLL_GATHER:
-        return PMPI_Igather(sb, r->count, r->stype, r->recvbuf, rc, r->rtype, r->root, r->comm, q);
+        return CONVOY_NATIVE(r, PMPI_Gather, PMPI_Igather, sb, r->count, r->stype, r->recvbuf, rc,
+                             r->rtype, r->root, r->comm);
     case CONVOY_COLL_GATHERV:
-        return PMPI_Igatherv(sb, r->count, r->stype, r->recvbuf, r->rcounts, r->displs, r->rtype,
-                             r->root, r->comm, q);
+        return CONVOY_NATIVE(r, PMPI_Gatherv, PMPI_Igatherv, sb, r->count, r->stype, r->recvbuf,
+                             r->rcounts, r->displs, r->rtype, r->root, r->comm);
     case CONVOY_COLL_SCATTER:
-        return PMPI_Iscatter(r->sendbuf, rc, r->stype, rb, r->count, r->rtype, r->root, r->comm, q);
+        return CONVOY_NATIVE(r, PMPI_Scatter, PMPI_Iscatter, r->sendbuf, rc, r->stype, rb, r->count,
+                             r->rtype, r->root, r->comm);
     default:
-        return PMPI_Iscatterv(r->sendbuf, r->rcounts, r->displs, r->stype, rb, r->count, r->rtype,
-                              r->root, r->comm, q);
+        return CONVOY_NATIVE(r, PMPI_Scatterv, PMPI_Iscatterv, r->sendbuf, r->rcounts, r->displs,
+                             r->stype, rb, r->count, r->rtype, r->root, r->comm);
     }
 }
 
@@ -102,22 +108,24 @@ static int plan(convoy_request r)
         (at_root && (rc = convoy__describe_type(g ? r->rtype : r->stype, vec))))
         return rc;
     /* Counts, displacements, and the block bytes a v-form's root broadcasts. */
-    int64_t *c64 = malloc((size_t)size * 3 * sizeof *c64), *bytes = c64 + 2 * size;
+    int64_t *c64 = convoy__req_i64(r, 3 * (int64_t)size);
     if (!c64) return MPI_ERR_NO_MEM;
+    int64_t *bytes = c64 + 2 * size;
     if (!at_root) *vec = (convoy__dtype){1, 1, 0, 1};
     for (int i = 0; i < size && at_root; i++) {
         c64[i] = r->rcounts[i];
         c64[size + i] = r->displs ? r->displs[i] : (int64_t)i * r->rcounts[0];
     }
-    if (vform && r->may_block && !r->deferred) {
+    /* (On one process the root's vector is the own: nothing to learn.) */
+    if (vform && size > 1 && r->may_block && !r->deferred) {
         /* Every rank learns every block's bytes from the root. */
-        if ((rc = convoy__agree_root(r))) goto out;
+        if ((rc = convoy__agree_root(r))) return rc;
         for (int i = 0; i < size && at_root; i++)
             bytes[i] = c64[i] * vec->size;
-        if ((rc = PMPI_Bcast(bytes, size, MPI_INT64_T, r->root, r->cs->priv))) goto out;
+        if ((rc = PMPI_Bcast(bytes, size, MPI_INT64_T, r->root, r->cs->priv))) return rc;
         for (int i = 0; i < size && !at_root; i++)
             c64[i] = bytes[i];
-    } else if (vform) {
+    } else if (vform && size > 1) {
         a.counts_local = 1;
     } else {
         for (int i = 0; i < size && !at_root; i++)
@@ -134,10 +142,7 @@ static int plan(convoy_request r)
      * verdict joins the agreement, so that no other rank hangs. */
     const int64_t block = a.rcounts ? a.rcounts[rank] * vec->size : -1;
     if (!r->inplace && block >= 0 && a.count * own->size != block) {
-        if (!r->cfg.check_args || r->deferred) {
-            rc = MPI_ERR_TRUNCATE;
-            goto out;
-        }
+        if (!r->cfg.check_args || r->deferred) return MPI_ERR_TRUNCATE;
         r->local_err = MPI_ERR_TRUNCATE;
     }
     rc = r->local_err ? MPI_SUCCESS : convoy__plan(r, &a);
@@ -150,8 +155,6 @@ static int plan(convoy_request r)
                         !r->local_err};
         convoy__agree_set(r, v, 3, agree_names);
     }
-out:
-    free(c64);
     return rc;
 }
 
@@ -225,12 +228,7 @@ static int setup(const rooted_call *c, int mode, convoy_request *out)
     r->recvbuf = g ? (at_root || inter ? c->recvbuf : NULL) : (inplace ? NULL : c->recvbuf);
     MPI_Datatype own_t = inplace ? c->vtype : c->type, vec_t = at_root ? c->vtype : own_t;
     if (at_root) {
-        r->rcounts = malloc((size_t)size * sizeof *r->rcounts);
-        r->displs = vform ? malloc((size_t)size * sizeof *r->displs) : NULL;
-        if (!r->rcounts || (vform && !r->displs)) {
-            rc = MPI_ERR_NO_MEM;
-            goto fail;
-        }
+        if ((rc = convoy__req_counts(r, size, vform))) goto fail;
         for (int i = 0; i < size; i++)
             r->rcounts[i] = vform ? c->vcounts[i] : c->vcount;
         if (vform) memcpy(r->displs, c->vdispls, (size_t)size * sizeof *r->displs);
@@ -259,11 +257,30 @@ fail:
 
 static int run(const rooted_call *c, int mode, convoy_request *request)
 {
+    /* (Gatherv and Scatterv are kept on one process only, where the vectors are the own:
+     * fast.c.) */
+    const int g = gathers_coll(c->coll);
+    const convoy__call call = {.coll = c->coll,
+                               .send = c->sendbuf,
+                               .recv = c->recvbuf,
+                               .count = c->count,
+                               .count2 = c->vcount,
+                               .root = c->root,
+                               .stype = g ? c->type : c->vtype,
+                               .rtype = g ? c->vtype : c->type,
+                               .v1 = c->vcounts,
+                               .v2 = c->vdispls};
     convoy_request r;
+    int rc;
     if (mode != CONVOY_BLOCKING && !request)
         return convoy__error(c->comm, convoy__check_comm(c->comm) ? MPI_ERR_COMM : MPI_ERR_REQUEST);
-    int rc = setup(c, mode, &r);
-    if (!rc) rc = convoy__req_launch(r, mode, request);
+    if (mode == CONVOY_BLOCKING && convoy__fast_try(c->comm, &call, &rc))
+        return convoy__error(c->comm, rc);
+    rc = setup(c, mode, &r);
+    if (!rc && mode == CONVOY_BLOCKING)
+        rc = convoy__req_launch_call(r, &call);
+    else if (!rc)
+        rc = convoy__req_launch(r, mode, request);
     return convoy__error(c->comm, rc);
 }
 

@@ -6,8 +6,10 @@ static int native_start(convoy_request r)
 {
     const void *sb = r->inplace ? MPI_IN_PLACE : r->sendbuf;
     if (r->coll == CONVOY_COLL_EXSCAN)
-        return PMPI_Iexscan(sb, r->recvbuf, r->count, r->rtype, r->op, r->comm, &r->native_req);
-    return PMPI_Iscan(sb, r->recvbuf, r->count, r->rtype, r->op, r->comm, &r->native_req);
+        return CONVOY_NATIVE(r, PMPI_Exscan, PMPI_Iexscan, sb, r->recvbuf, r->count, r->rtype,
+                             r->op, r->comm);
+    return CONVOY_NATIVE(r, PMPI_Scan, PMPI_Iscan, sb, r->recvbuf, r->count, r->rtype, r->op,
+                         r->comm);
 }
 
 static const char *const agree_names[] = {"count", "datatype size", "op", "MPI_IN_PLACE use"};
@@ -20,10 +22,19 @@ static int plan(convoy_request r)
 static int entry(int coll, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
                  MPI_Op op, MPI_Comm comm, int mode, convoy_request *request)
 {
+    const convoy__call call = {.coll = coll,
+                               .send = sendbuf,
+                               .recv = recvbuf,
+                               .count = count,
+                               .stype = dt,
+                               .rtype = dt,
+                               .op = op};
     convoy_request r;
     int rc, inter = 0;
     if (mode != CONVOY_BLOCKING && !request)
         return convoy__error(comm, convoy__check_comm(comm) ? MPI_ERR_COMM : MPI_ERR_REQUEST);
+    if (mode == CONVOY_BLOCKING && convoy__fast_try(comm, &call, &rc))
+        return convoy__error(comm, rc);
     if ((rc = convoy__check_comm(comm))) return convoy__error(comm, rc);
     /* Scans are defined on intracommunicators only (MPI-4.0 §6.11). */
     PMPI_Comm_test_inter(comm, &inter);
@@ -43,7 +54,10 @@ static int entry(int coll, const void *sendbuf, void *recvbuf, int count, MPI_Da
     r->recvbuf = recvbuf;
     r->count = count;
     rc = convoy__req_reduction_route(r, op, dt, mode, &r);
-    if (!rc) rc = convoy__req_launch(r, mode, request);
+    if (!rc && mode == CONVOY_BLOCKING)
+        rc = convoy__req_launch_call(r, &call);
+    else if (!rc)
+        rc = convoy__req_launch(r, mode, request);
     return convoy__error(comm, rc);
 }
 

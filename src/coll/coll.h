@@ -65,6 +65,10 @@ typedef struct convoy__machine {
      * alpha (and alpha_node) are Convoy's path: nonblocking posts completed by the
      * executor's wait policy, which costs more where processes share cores. 0: = alpha. */
     double alpha_native;
+    /* One flag handshake through the node segment as measured at setup (machine.c: a
+     * ping-pong of rank 0 and its node neighbour under the executor's wait policy); 0:
+     * unmeasured (convoy__flag_cost then estimates it from alpha). */
+    double flag;
 } convoy__machine;
 
 /* m with zero level fields replaced by the flat values. */
@@ -75,10 +79,13 @@ convoy__machine convoy__machine_levels(const convoy__machine *m);
  * models count these as the network ones count alpha. At least half a message's alpha:
  * the waiter needs its peer to run, as a message needs its receiver, and where processes
  * share cores (oversubscribed, or a loaded host) that, not the cache line, is the cost,
- * and the measured alpha shows it. */
+ * and the measured alpha shows it. Where the setup measured a handshake (m->flag), that:
+ * with a core per process it is a cache line's transfer, a fraction of alpha / 2, and
+ * where processes share cores the probe pays the peer's scheduling as messages do. */
 #define CONVOY_FLAG_COST 2e-7
 static inline double convoy__flag_cost(const convoy__machine *m)
 {
+    if (m->flag > 0) return m->flag;
     return m->alpha / 2 > CONVOY_FLAG_COST ? m->alpha / 2 : CONVOY_FLAG_COST;
 }
 

@@ -6,11 +6,18 @@
  * large-count names.
  *
  * Every form first asks dropin_handback (CONVOY_DISABLE, intercommunicators, device
- * buffers, after MPI_Finalize). A handed-back call is the MPI library's own, unchanged:
- * same arguments, so the same results and the same errors on the same handler. While
- * Convoy has nonblocking operations in flight, a handed-back blocking call runs as the
- * library's nonblocking one and waits while progressing Convoy's: MPI promises progress on
- * all pending operations while a process blocks in any call.
+ * buffers, after MPI_Finalize). A handed-back call is the MPI library's own: same
+ * arguments, so the same results and the same errors on the same handler. A handed-back
+ * blocking call runs as the library's nonblocking one plus a wait that progresses Convoy's
+ * pending operations (MPI promises progress on all pending operations while a process
+ * blocks in any call). It cannot choose the library's blocking call when nothing of
+ * Convoy's is pending: that differs between processes (one completed its part of an
+ * MPI_Iallgather, another has not), and MPI's blocking and nonblocking collectives do not
+ * match each other (a process in MPI_Barrier and one in MPI_Ibarrier hang, tested:
+ * tests/pmpi test_handback_kind). CONVOY_NATIVE_BLOCKING=1 makes it the blocking call on
+ * every process, as for Convoy's own native choice (api/request.c): the library's faster
+ * small collectives, for programs whose processes never block in a collective while a
+ * Convoy operation of theirs needs a peer's progress.
  */
 #include "pmpi/dropin.h"
 
@@ -117,7 +124,7 @@
     int MPI_##Name(P_##Name)                                                                       \
     {                                                                                              \
         if (dropin_handback(DROPIN_##ID, comm)) {                                                  \
-            if (!dropin_pending()) return PMPI_##Name(A_##Name);                                   \
+            if (dropin_native_blocking()) return PMPI_##Name(A_##Name);                            \
             MPI_Request r;                                                                         \
             int rc = PMPI_##IName(A_##Name, &r);                                                   \
             return rc ? rc : dropin_wait_native(&r, MPI_STATUS_IGNORE);                            \

@@ -59,6 +59,8 @@ enum { DROPIN_REASONS(DROPIN_ID) DROPIN_NWHY };
 /* 0 if Convoy may serve a call of collective `coll` on comm, else 1 + the reason
  * (counted). */
 int dropin_handback(int coll, MPI_Comm comm);
+/* CONVOY_NATIVE_BLOCKING set: a handed-back blocking call is the library's blocking one. */
+int dropin_native_blocking(void);
 /* Counts a call Convoy served (algo) or handed back (why: a reason string, or NULL with
  * algo NULL for "unknown"). */
 void dropin_count(int coll, const convoy__algo *algo, const char *why);
@@ -71,6 +73,8 @@ int dropin_nonblocking(int coll, convoy_request cr, MPI_Request *request);
 int dropin_persistent(int coll, convoy_request cr, MPI_Request *request);
 /* Nonzero while Convoy has operations the program has not completed. */
 int dropin_pending(void);
+/* Runs every pending Convoy operation once; completes the requests of finished ones. */
+void dropin_drive(void);
 /* Waits for a native request while running Convoy's pending operations. */
 int dropin_wait_native(MPI_Request *request, MPI_Status *status);
 

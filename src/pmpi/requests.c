@@ -13,7 +13,7 @@
  * generalized request only waits for MPI_Grequest_complete; MPICH's extended requests
  * would poll, Open MPI has none), so the wrappers of the completion calls (MPI_Wait,
  * MPI_Test, their -all, -any, -some forms, MPI_Request_get_status) first run Convoy's
- * pending operations (drive) and, while any is pending, wait by testing. With nothing of
+ * pending operations (dropin_drive) and, while any is pending, wait by testing. With nothing of
  * Convoy's pending they are the MPI library's calls, untouched. The same works on every
  * MPI library.
  */
@@ -65,7 +65,7 @@ static void count_done(entry *e)
 }
 
 /* Runs every pending Convoy operation once; completes the requests of finished ones. */
-static void drive(void)
+void dropin_drive(void)
 {
     entry *done = NULL;
     if (pthread_mutex_trylock(&lock)) return; /* another thread is at it */
@@ -250,7 +250,7 @@ int dropin_wait_native(MPI_Request *request, MPI_Status *status)
     unsigned iter = 0;
     for (;;) {
         int flag, rc;
-        drive();
+        dropin_drive();
         if (!dropin_pending()) return PMPI_Wait(request, status);
         if ((rc = PMPI_Test(request, &flag, status)) || flag) return rc;
         convoy__backoff(&iter);
@@ -265,32 +265,32 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    if (dropin_pending()) drive();
+    if (dropin_pending()) dropin_drive();
     return PMPI_Test(request, flag, status);
 }
 
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
-    if (dropin_pending()) drive();
+    if (dropin_pending()) dropin_drive();
     return PMPI_Request_get_status(request, flag, status);
 }
 
 int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
 {
-    if (dropin_pending()) drive();
+    if (dropin_pending()) dropin_drive();
     return PMPI_Testall(count, requests, flag, statuses);
 }
 
 int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
 {
-    if (dropin_pending()) drive();
+    if (dropin_pending()) dropin_drive();
     return PMPI_Testany(count, requests, index, flag, status);
 }
 
 int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                  MPI_Status statuses[])
 {
-    if (dropin_pending()) drive();
+    if (dropin_pending()) dropin_drive();
     return PMPI_Testsome(incount, requests, outcount, indices, statuses);
 }
 
@@ -300,17 +300,37 @@ int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices
     unsigned iter = 0;                                                                             \
     for (;;) {                                                                                     \
         int rc;                                                                                    \
-        drive();                                                                                   \
+        dropin_drive();                                                                            \
         if (!dropin_pending()) return wait_call;                                                   \
         if ((rc = test_call) || (done)) return rc;                                                 \
         convoy__backoff(&iter);                                                                    \
     }
 
+/* Whether every request is complete (or null, or inactive), without completing any. */
+static int all_complete(int count, MPI_Request requests[], int *rc)
+{
+    for (int i = 0; i < count; i++) {
+        int flag;
+        if ((*rc = PMPI_Request_get_status(requests[i], &flag, MPI_STATUS_IGNORE)) || !flag)
+            return *rc != MPI_SUCCESS;
+    }
+    return 1;
+}
+
+/* Not by MPI_Testall: MPICH 4.0's returns MPI_ERR_IN_STATUS (MPI_ERR_PENDING for the rest)
+ * while a persistent collective of its own is complete and another request is not. The
+ * library's MPI_Waitall completes them once all are. */
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
-    int flag = 0;
-    WAIT_BY_TESTING(PMPI_Waitall(count, requests, statuses),
-                    PMPI_Testall(count, requests, &flag, statuses), flag)
+    if (count < 0 || (count > 0 && !requests)) return PMPI_Waitall(count, requests, statuses);
+    unsigned iter = 0;
+    for (;;) {
+        int rc = MPI_SUCCESS;
+        dropin_drive();
+        if (!dropin_pending() || all_complete(count, requests, &rc))
+            return rc ? rc : PMPI_Waitall(count, requests, statuses);
+        convoy__backoff(&iter);
+    }
 }
 
 int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
@@ -363,7 +383,7 @@ P2P_BLOCKING(Send, Isend, SEND_PARAMS, SEND_ARGS)
     for (;;) {
         int flag, rc;
         if (!dropin_pending()) return PMPI_Probe(source, tag, comm, status);
-        drive();
+        dropin_drive();
         if ((rc = PMPI_Iprobe(source, tag, comm, &flag, status)) || flag) return rc;
         convoy__backoff(&iter);
     }

@@ -5,7 +5,8 @@
  * whole; "all" for every one), CONVOY_DEVICE=auto|host|device (auto: if the MPI library is
  * CUDA-aware, MPIX_Query_cuda_support() > 0, Convoy cannot tell device from host buffers
  * without the CUDA runtime and hands every call back; host: the program promises host
- * buffers; device: hand back as a CUDA-aware library would), CONVOY_STATS=1|path.
+ * buffers; device: hand back as a CUDA-aware library would), CONVOY_STATS=1|path,
+ * CONVOY_NATIVE_BLOCKING (colls.c: the kind of native call a handed-back blocking call makes).
  *
  * Counts are per process; MPI_Finalize sums them over MPI_COMM_WORLD to rank 0, which
  * prints one table (stderr for CONVOY_STATS=1, else the file named; a "%r" in the name
@@ -34,7 +35,7 @@ enum { MAX_ALGOS = 256 };
 static atomic_long served[DROPIN_NCOLL][MAX_ALGOS], back[DROPIN_NCOLL][DROPIN_NWHY];
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int disabled[DROPIN_NCOLL], device, stats_on;
+static int disabled[DROPIN_NCOLL], device, stats_on, native_blocking;
 static const char *stats_path;
 
 static void warn(const char *var, const char *value, const char *valid)
@@ -79,11 +80,19 @@ static void read_settings(void)
     } else if (strcmp(v, "host") != 0) {
         warn("CONVOY_DEVICE", v, "auto, host, device");
     }
+    v = getenv("CONVOY_NATIVE_BLOCKING");
+    native_blocking = v && *v && strcmp(v, "0") != 0;
     v = getenv("CONVOY_STATS");
     if (v && *v && strcmp(v, "0") != 0) {
         stats_on = 1;
         stats_path = strcmp(v, "1") == 0 ? NULL : v;
     }
+}
+
+int dropin_native_blocking(void)
+{
+    pthread_once(&once, read_settings);
+    return native_blocking;
 }
 
 void dropin_count_why(int coll, int why)

@@ -22,10 +22,10 @@ enum {
 /* Bits of a tag below the bound: the largest k with 2^k - 1 <= tag_ub. */
 static int tag_bits(int tag_ub)
 {
-    int bits = 0;
-    while (bits < 31 && ((int64_t)1 << (bits + 1)) - 1 <= (int64_t)tag_ub)
-        bits++;
-    return bits;
+    /* (Per operation, so no loop: 2^k - 1 <= tag_ub < 2^(k+1) - 1.) */
+    const uint64_t v = (uint64_t)(tag_ub < 0 ? 0 : tag_ub) + 1;
+    const int bits = 63 - __builtin_clzll(v);
+    return bits > 31 ? 31 : bits;
 }
 
 int convoy__tag(uint64_t epoch, int block, int step_tag, int shift, int tag_ub)

@@ -94,12 +94,22 @@ double convoy__algo_time(const convoy__algo *al, const convoy__args *a, const co
     return convoy__algo_cost(al, a, m) + m->overhead;
 }
 
+int convoy__native_preferred(const convoy__algo *al, const convoy__args *a,
+                             const convoy__machine *m, double *tn)
+{
+    *tn = convoy__native_cost(a, m);
+    return al && *tn >= 0 && *tn <= convoy__algo_time(al, a, m);
+}
+
 double convoy__native_cost(const convoy__args *a, const convoy__machine *m)
 {
     /* The library's collectives send on its own blocking path (alpha_native), not through
-     * Convoy's executor (alpha): at small counts that, with the overhead, is the gap. */
+     * Convoy's executor (alpha): at small counts that, with the overhead, is the gap. That
+     * path is never slower than Convoy's, which sends through the same library: a larger
+     * measured alpha_native is noise of the setup's measurement (a loaded machine), and
+     * would let Convoy's copy of a flat algorithm replace the library's own. */
     convoy__machine nm = convoy__machine_levels(m);
-    if (m->alpha_native > 0) {
+    if (m->alpha_native > 0 && m->alpha_native < m->alpha) {
         nm.alpha_node *= m->alpha_native / m->alpha; /* not measured: the same ratio */
         nm.alpha = m->alpha_native;
     }

@@ -58,6 +58,11 @@ const convoy__algo *convoy__select(const convoy__args *a, const convoy__machine 
  * overhead (m->overhead, added to every Convoy algorithm's cost). < 0: no model (no
  * baseline applies), the native collective is then no candidate. */
 double convoy__native_cost(const convoy__args *a, const convoy__machine *m);
+/* The drop-in's last choice, between al (Convoy's choice) and the MPI library's
+ * collective: 1 if the library's is predicted no slower than al with Convoy's overhead
+ * (native wins ties); *tn: its prediction (< 0: no model, al stays). */
+int convoy__native_preferred(const convoy__algo *al, const convoy__args *a,
+                             const convoy__machine *m, double *tn);
 /* An algorithm's cost model under m. A flat algorithm's (CONVOY_ALGO_FLAT, _BASELINE)
  * rounds mix messages inside and between nodes, and a round ends with its slowest message:
  * where nodes have several processes, it is costed with the slower level's alpha and beta

@@ -210,7 +210,12 @@ void convoy__backoff(unsigned *iter)
     const unsigned i = (*iter)++;
     const unsigned spin = atomic_load_explicit(&wait_spin, memory_order_relaxed);
     const unsigned yield = atomic_load_explicit(&wait_yield, memory_order_relaxed);
-    if (i < spin) return; /* the caller polls again at once */
+    if (i < spin) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause(); /* (a spinning core yields its pipeline to a sibling thread) */
+#endif
+        return;                 /* the caller polls again at once */
+    }
     if (i < yield) {
         sched_yield(); /* an oversubscribed core goes to a process that can progress */
         return;

@@ -57,13 +57,59 @@ void *realloc(void *p, size_t n)
     return __libc_realloc(p, n);
 }
 
-enum { WARMUP = 20, REPS = 1000 };
+enum { WARMUP = 5, REPS = 100, MAXP = 64 };
 
-/* One collective, called through Convoy (impl 0) or natively (impl 1). */
+/* One collective, called through Convoy (impl 0) or natively (impl 1); len: how many ints
+ * of out hold this rank's result (rooted collectives: root 0). */
 typedef struct {
     const char *name;
     void (*call)(int impl, int *in, int *out, int n, MPI_Comm comm);
+    int (*len)(int n, int size, int rank);
 } coll;
+
+static int len_none(int n, int size, int rank)
+{
+    (void)n, (void)size, (void)rank;
+    return 0;
+}
+
+static int len_one(int n, int size, int rank)
+{
+    (void)size, (void)rank;
+    return n;
+}
+
+static int len_all(int n, int size, int rank)
+{
+    (void)rank;
+    return n * size;
+}
+
+static int len_root_one(int n, int size, int rank)
+{
+    (void)size;
+    return rank == 0 ? n : 0;
+}
+
+static int len_root_all(int n, int size, int rank)
+{
+    return rank == 0 ? n * size : 0;
+}
+
+static int len_not_first(int n, int size, int rank)
+{
+    (void)size;
+    return rank == 0 ? 0 : n; /* Exscan: rank 0's result is undefined */
+}
+
+/* Counts n for every rank, blocks in reverse order. */
+static void vec(int n, MPI_Comm comm, int counts[MAXP], int displs[MAXP])
+{
+    int size;
+    MPI_Comm_size(comm, &size);
+    for (int i = 0; i < size && i < MAXP; i++)
+        counts[i] = n, displs[i] = (size - 1 - i) * n;
+}
 
 static void c_barrier(int impl, int *in, int *out, int n, MPI_Comm comm)
 {
@@ -92,11 +138,8 @@ static void c_allgather(int impl, int *in, int *out, int n, MPI_Comm comm)
 
 static void c_allgatherv(int impl, int *in, int *out, int n, MPI_Comm comm)
 {
-    int size;
-    MPI_Comm_size(comm, &size);
-    int counts[64], displs[64];
-    for (int i = 0; i < size && i < 64; i++)
-        counts[i] = n, displs[i] = (size - 1 - i) * n; /* blocks in reverse order */
+    int counts[MAXP], displs[MAXP];
+    vec(n, comm, counts, displs);
     if (impl)
         PMPI_Allgatherv(in, n, MPI_INT, out, counts, displs, MPI_INT, comm);
     else
@@ -111,11 +154,108 @@ static void c_reduce_scatter_block(int impl, int *in, int *out, int n, MPI_Comm 
         convoy_Reduce_scatter_block(in, out, n, MPI_INT, MPI_SUM, comm);
 }
 
-static const coll colls[] = {{"Barrier", c_barrier},
-                             {"Allreduce", c_allreduce},
-                             {"Allgather", c_allgather},
-                             {"Allgatherv", c_allgatherv},
-                             {"Reduce_scatter_block", c_reduce_scatter_block}};
+static void c_reduce_scatter(int impl, int *in, int *out, int n, MPI_Comm comm)
+{
+    int counts[MAXP], displs[MAXP];
+    vec(n, comm, counts, displs);
+    if (impl)
+        PMPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, comm);
+    else
+        convoy_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, comm);
+}
+
+static void c_bcast(int impl, int *in, int *out, int n, MPI_Comm comm)
+{
+    memcpy(out, in, (size_t)n * sizeof *out); /* the root's input, the others' overwritten */
+    if (impl)
+        PMPI_Bcast(out, n, MPI_INT, 0, comm);
+    else
+        convoy_Bcast(out, n, MPI_INT, 0, comm);
+}
+
+static void c_reduce(int impl, int *in, int *out, int n, MPI_Comm comm)
+{
+    if (impl)
+        PMPI_Reduce(in, out, n, MPI_INT, MPI_SUM, 0, comm);
+    else
+        convoy_Reduce(in, out, n, MPI_INT, MPI_SUM, 0, comm);
+}
+
+static void c_scan(int impl, int *in, int *out, int n, MPI_Comm comm)
+{
+    if (impl)
+        PMPI_Scan(in, out, n, MPI_INT, MPI_SUM, comm);
+    else
+        convoy_Scan(in, out, n, MPI_INT, MPI_SUM, comm);
+}
+
+static void c_exscan(int impl, int *in, int *out, int n, MPI_Comm comm)
+{
+    if (impl)
+        PMPI_Exscan(in, out, n, MPI_INT, MPI_SUM, comm);
+    else
+        convoy_Exscan(in, out, n, MPI_INT, MPI_SUM, comm);
+}
+
+static void c_alltoall(int impl, int *in, int *out, int n, MPI_Comm comm)
+{
+    if (impl)
+        PMPI_Alltoall(in, n, MPI_INT, out, n, MPI_INT, comm);
+    else
+        convoy_Alltoall(in, n, MPI_INT, out, n, MPI_INT, comm);
+}
+
+static void c_gather(int impl, int *in, int *out, int n, MPI_Comm comm)
+{
+    if (impl)
+        PMPI_Gather(in, n, MPI_INT, out, n, MPI_INT, 0, comm);
+    else
+        convoy_Gather(in, n, MPI_INT, out, n, MPI_INT, 0, comm);
+}
+
+static void c_gatherv(int impl, int *in, int *out, int n, MPI_Comm comm)
+{
+    int counts[MAXP], displs[MAXP];
+    vec(n, comm, counts, displs);
+    if (impl)
+        PMPI_Gatherv(in, n, MPI_INT, out, counts, displs, MPI_INT, 0, comm);
+    else
+        convoy_Gatherv(in, n, MPI_INT, out, counts, displs, MPI_INT, 0, comm);
+}
+
+static void c_scatter(int impl, int *in, int *out, int n, MPI_Comm comm)
+{
+    if (impl)
+        PMPI_Scatter(in, n, MPI_INT, out, n, MPI_INT, 0, comm);
+    else
+        convoy_Scatter(in, n, MPI_INT, out, n, MPI_INT, 0, comm);
+}
+
+static void c_scatterv(int impl, int *in, int *out, int n, MPI_Comm comm)
+{
+    int counts[MAXP], displs[MAXP];
+    vec(n, comm, counts, displs);
+    if (impl)
+        PMPI_Scatterv(in, counts, displs, MPI_INT, out, n, MPI_INT, 0, comm);
+    else
+        convoy_Scatterv(in, counts, displs, MPI_INT, out, n, MPI_INT, 0, comm);
+}
+
+static const coll colls[] = {{"Barrier", c_barrier, len_none},
+                             {"Allreduce", c_allreduce, len_one},
+                             {"Allgather", c_allgather, len_all},
+                             {"Allgatherv", c_allgatherv, len_all},
+                             {"Reduce_scatter_block", c_reduce_scatter_block, len_one},
+                             {"Reduce_scatter", c_reduce_scatter, len_one},
+                             {"Bcast", c_bcast, len_one},
+                             {"Reduce", c_reduce, len_root_one},
+                             {"Scan", c_scan, len_one},
+                             {"Exscan", c_exscan, len_not_first},
+                             {"Alltoall", c_alltoall, len_all},
+                             {"Gather", c_gather, len_root_all},
+                             {"Gatherv", c_gatherv, len_root_all},
+                             {"Scatter", c_scatter, len_one},
+                             {"Scatterv", c_scatterv, len_one}};
 
 /* The algorithm the next 1-int Allreduce runs with the current environment. */
 static const char *algo_now(const int *in, int *out)
@@ -161,6 +301,89 @@ static void check_settings(const int *in, int *out)
     tc_check(MPI_COMM_WORLD, !strcmp(a, def), "unsetenv restores the default", detail);
 }
 
+/* A repeated call is recognised from its arguments as given (src/api/fast.c): calls that
+ * differ from the last in one argument each — buffers, MPI_IN_PLACE, op, root, the content
+ * of a count vector at the same address, a derived type freed and made again (its handle
+ * may repeat) — must each get the native result. */
+static void check_repeats(int rank, int size)
+{
+    enum { N = 8 };
+    int x[N * MAXP], y[N * MAXP], out[N * MAXP], ref[N * MAXP], counts[MAXP], displs[MAXP];
+    int bad = 0;
+    for (int i = 0; i < N * MAXP; i++)
+        x[i] = (int)(tc_hash(11, rank, i) % 1000), y[i] = (int)(tc_hash(13, rank, i) % 1000);
+    for (int it = 0; it < 24; it++) {
+        const int *in = it % 2 ? y : x;
+        const MPI_Op op = it % 4 < 2 ? MPI_SUM : MPI_MAX;
+        memset(out, 0, sizeof out);
+        if (it % 3 == 2) {
+            memcpy(out, in, N * sizeof *out);
+            memcpy(ref, in, N * sizeof *ref);
+            convoy_Allreduce(MPI_IN_PLACE, out, N, MPI_INT, op, MPI_COMM_WORLD);
+            PMPI_Allreduce(MPI_IN_PLACE, ref, N, MPI_INT, op, MPI_COMM_WORLD);
+        } else {
+            convoy_Allreduce(in, out, N, MPI_INT, op, MPI_COMM_WORLD);
+            PMPI_Allreduce(in, ref, N, MPI_INT, op, MPI_COMM_WORLD);
+        }
+        bad |= memcmp(out, ref, N * sizeof *out) != 0;
+        const int root = it % 2 ? size - 1 : 0;
+        memcpy(out, in, N * sizeof *out);
+        memcpy(ref, in, N * sizeof *ref);
+        convoy_Bcast(out, N, MPI_INT, root, MPI_COMM_WORLD);
+        PMPI_Bcast(ref, N, MPI_INT, root, MPI_COMM_WORLD);
+        bad |= memcmp(out, ref, N * sizeof *out) != 0;
+        /* The same vectors' address, another content: rank i's block at (it + i) mod P. */
+        for (int i = 0; i < size; i++)
+            counts[i] = 1 + (i + it) % 2, displs[i] = N * ((i + it) % size);
+        memset(out, 0, sizeof out);
+        memset(ref, 0, sizeof ref);
+        convoy_Allgatherv(in, counts[rank], MPI_INT, out, counts, displs, MPI_INT, MPI_COMM_WORLD);
+        PMPI_Allgatherv(in, counts[rank], MPI_INT, ref, counts, displs, MPI_INT, MPI_COMM_WORLD);
+        bad |= memcmp(out, ref, (size_t)N * (size_t)size * sizeof *out) != 0;
+        /* A derived type made again each time, of another size every other time. */
+        MPI_Datatype t;
+        MPI_Type_contiguous(1 + it % 2, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        memset(out, 0, sizeof out);
+        memset(ref, 0, sizeof ref);
+        convoy_Allgather(in, 1, t, out, 1, t, MPI_COMM_WORLD);
+        PMPI_Allgather(in, 1, t, ref, 1, t, MPI_COMM_WORLD);
+        bad |= memcmp(out, ref, (size_t)N * (size_t)size * sizeof *out) != 0;
+        MPI_Type_free(&t);
+    }
+    tc_check(MPI_COMM_WORLD, !bad,
+             "repeated calls differing in buffers, MPI_IN_PLACE, op, root, vector content or a "
+             "remade derived type each match native",
+             "a result differed from native");
+}
+
+static void check_native(int blocking, const int *in, int *out, int *ref)
+{
+    setenv("CONVOY_ALLREDUCE_ALGO", "native", 1);
+    if (blocking) setenv("CONVOY_NATIVE_BLOCKING", "1", 1);
+    for (int i = 0; i < WARMUP; i++)
+        c_allreduce(0, (int *)in, out, 8, MPI_COMM_WORLD);
+    own_allocs = 0;
+    counting = 1;
+    for (int i = 0; i < REPS; i++) {
+        if (i == REPS - 1) memset(out, 0xff, 8 * sizeof *out);
+        c_allreduce(0, (int *)in, out, 8, MPI_COMM_WORLD);
+    }
+    counting = 0;
+    const char *ran = convoy__comm_last_algo(MPI_COMM_WORLD);
+    c_allreduce(1, (int *)in, ref, 8, MPI_COMM_WORLD);
+    unsetenv("CONVOY_ALLREDUCE_ALGO");
+    unsetenv("CONVOY_NATIVE_BLOCKING");
+    const int same = !memcmp(out, ref, 8 * sizeof *out);
+    char what[128], detail[160];
+    snprintf(what, sizeof what, "Allreduce forced native%s: no allocation, result equal",
+             blocking ? " (CONVOY_NATIVE_BLOCKING=1)" : "");
+    snprintf(detail, sizeof detail, "%ld allocations by Convoy, ran %s, result %s native",
+             own_allocs, ran ? ran : "(none)", same ? "equal to" : "DIFFERENT from");
+    tc_check(MPI_COMM_WORLD, own_allocs == 0 && ran && !strcmp(ran, "native") && same, what,
+             detail);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -169,14 +392,14 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const int counts[] = {1, 8, 255};
-    const int cap = 255 * (size < 64 ? size : 64);
+    const int cap = 255 * (size < MAXP ? size : MAXP);
     int *in = calloc((size_t)cap, sizeof *in), *out = calloc((size_t)cap, sizeof *out);
     int *ref = calloc((size_t)cap, sizeof *ref);
     for (int i = 0; i < cap; i++)
         in[i] = (int)(tc_hash(7, rank, i) % 1000);
-    for (size_t c = 0; c < sizeof colls / sizeof *colls && size <= 64; c++) {
+    for (size_t c = 0; c < sizeof colls / sizeof *colls && size <= MAXP; c++) {
         for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
-            const int n = counts[k];
+            const int n = counts[k], len = colls[c].len(n, size, rank);
             char what[128], detail[256] = "";
             snprintf(what, sizeof what, "%s of %d ints: no allocation in %d calls", colls[c].name,
                      n, REPS);
@@ -184,15 +407,14 @@ int main(int argc, char **argv)
                 colls[c].call(0, in, out, n, MPI_COMM_WORLD);
             own_allocs = all_allocs = 0;
             counting = 1;
-            for (int i = 0; i < REPS; i++)
+            for (int i = 0; i < REPS; i++) {
+                /* The last call must make the result itself (not find the last one's). */
+                if (i == REPS - 1) memset(out, 0xff, (size_t)cap * sizeof *out);
                 colls[c].call(0, in, out, n, MPI_COMM_WORLD);
+            }
             counting = 0;
             colls[c].call(1, in, ref, n, MPI_COMM_WORLD);
-            int same = memcmp(out, ref, (size_t)n * (size_t)size * sizeof *out) == 0 ||
-                       !strcmp(colls[c].name, "Barrier");
-            if (!strcmp(colls[c].name, "Allreduce") ||
-                !strcmp(colls[c].name, "Reduce_scatter_block"))
-                same = memcmp(out, ref, (size_t)n * sizeof *out) == 0;
+            const int same = memcmp(out, ref, (size_t)len * sizeof *out) == 0;
             snprintf(detail, sizeof detail,
                      "%ld allocations by Convoy (%ld with the MPI library's), result %s native",
                      own_allocs, all_allocs, same ? "equal to" : "DIFFERENT from");
@@ -204,6 +426,11 @@ int main(int argc, char **argv)
         }
     }
     check_settings(in, out);
+    check_repeats(rank, size);
+    /* Forced to the MPI library, through its nonblocking collective and under
+     * CONVOY_NATIVE_BLOCKING=1 its blocking one: kept like Convoy's (no allocation). */
+    for (int blocking = 0; blocking < 2; blocking++)
+        check_native(blocking, in, out, ref);
     /* Control: new arguments need a new schedule, which allocates: the counter sees it. */
     own_allocs = 0;
     counting = 1;

@@ -98,6 +98,7 @@ static const char *class_name(int c)
     case MPI_ERR_ARG: return "MPI_ERR_ARG";
     case MPI_ERR_REQUEST: return "MPI_ERR_REQUEST";
     case MPI_ERR_BUFFER: return "MPI_ERR_BUFFER";
+    case MPI_ERR_ROOT: return "MPI_ERR_ROOT";
     default: return "another class";
     }
 }
@@ -125,8 +126,57 @@ static void expect_class(MPI_Comm comm, const char *what, int rc, int c1, int c2
     tc_check(comm, ok, what, detail);
 }
 
-/* The Allreduce family with one bad argument: blocking, nonblocking, persistent. */
+/* The families of every collective: blocking, nonblocking, persistent. */
 enum { F_BLOCKING, F_NONBLOCKING, F_PERSISTENT, F_NFAM };
+
+/* "convoy_Iallreduce: desc" and the like: the entry point of coll in family f. */
+static const char *fam_name(char *buf, size_t n, int f, const char *coll, const char *desc)
+{
+    snprintf(buf, n, "convoy_%s%s%s: %s", f == F_NONBLOCKING ? "I" : "", coll,
+             f == F_PERSISTENT ? "_init" : "", desc);
+    return buf;
+}
+
+/* The end of one call: a nonblocking request completed (its error, if the call's was none,
+ * is the result: CONVOY_CHECK_ARGS reports at completion), any request freed. An erroneous
+ * call must not have made a request; this cleans up if it did anyway. */
+static int end_call(int fam, convoy_request *req, int rc)
+{
+    if (*req != CONVOY_REQUEST_NULL) {
+        const int w = fam == F_NONBLOCKING ? convoy_wait(req) : MPI_SUCCESS;
+        if (!rc) rc = w;
+        convoy_request_free(req);
+    }
+    return rc;
+}
+
+/* rc came from a call on comm with the user handler installed (eh_reset before it): the
+ * handler ran once, with class cls and the user's communicator, and rc has class cls. */
+static void eh_reset(void)
+{
+    eh_calls = 0, eh_class = -1, eh_comm = MPI_COMM_NULL;
+}
+static void expect_handler(MPI_Comm comm, const char *call, int rc, int cls)
+{
+    int cmp = MPI_UNEQUAL, rcls = -1;
+    if (eh_comm != MPI_COMM_NULL) MPI_Comm_compare(eh_comm, comm, &cmp);
+    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &rcls);
+    char what[320], detail[320];
+    snprintf(what, sizeof what,
+             "user error handler called by %s: once, with %s and the user's communicator", call,
+             class_name(cls));
+    snprintf(detail, sizeof detail, "handler calls %d, class %s, communicator %s, return class %s",
+             eh_calls, class_name(eh_class),
+             cmp == MPI_IDENT ? "the user's" : "another one (a private duplicate?)",
+             class_name(rcls));
+    tc_check(MPI_COMM_WORLD, eh_calls == 1 && eh_class == cls && cmp == MPI_IDENT && rcls == cls,
+             what, detail);
+}
+
+/* One argument case of test_*: the family f's entry point of coll called as `call` must
+ * return class c1 (or c2). */
+#define ARG_CASE(coll, desc, c1, c2, call)                                                         \
+    expect_class(MPI_COMM_WORLD, fam_name(what, sizeof what, f, coll, desc), call, c1, c2)
 
 static int call_allreduce(int fam, const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op,
                           MPI_Comm comm, int nullreq)
@@ -140,12 +190,7 @@ static int call_allreduce(int fam, const void *sb, void *rb, int n, MPI_Datatype
         rc = convoy_Iallreduce(sb, rb, n, t, op, comm, rp);
     else
         rc = convoy_Allreduce_init(sb, rb, n, t, op, comm, MPI_INFO_NULL, rp);
-    /* An erroneous call must not have made a request; clean up if it did anyway. */
-    if (req != CONVOY_REQUEST_NULL) {
-        if (fam == F_NONBLOCKING) convoy_wait(&req);
-        convoy_request_free(&req);
-    }
-    return rc;
+    return end_call(fam, &req, rc);
 }
 
 static int call_allgatherv(int fam, const void *sb, int sc, MPI_Datatype st, void *rb,
@@ -161,11 +206,7 @@ static int call_allgatherv(int fam, const void *sb, int sc, MPI_Datatype st, voi
         rc = convoy_Iallgatherv(sb, sc, st, rb, rcounts, displs, rt, comm, rp);
     else
         rc = convoy_Allgatherv_init(sb, sc, st, rb, rcounts, displs, rt, comm, MPI_INFO_NULL, rp);
-    if (req != CONVOY_REQUEST_NULL) {
-        if (fam == F_NONBLOCKING) convoy_wait(&req);
-        convoy_request_free(&req);
-    }
-    return rc;
+    return end_call(fam, &req, rc);
 }
 
 static int call_allgather(int fam, const void *sb, int sc, MPI_Datatype st, void *rb, int rcount,
@@ -179,11 +220,7 @@ static int call_allgather(int fam, const void *sb, int sc, MPI_Datatype st, void
         rc = convoy_Iallgather(sb, sc, st, rb, rcount, rt, comm, &req);
     else
         rc = convoy_Allgather_init(sb, sc, st, rb, rcount, rt, comm, MPI_INFO_NULL, &req);
-    if (req != CONVOY_REQUEST_NULL) {
-        if (fam == F_NONBLOCKING) convoy_wait(&req);
-        convoy_request_free(&req);
-    }
-    return rc;
+    return end_call(fam, &req, rc);
 }
 
 /* A valid Allreduce and Allgatherv on comm, checked by hand: the communicator still works. */
@@ -245,12 +282,7 @@ static void test_args(void)
     char what[256];
 
     for (int f = 0; f < F_NFAM; f++) {
-#define AR(desc, c1, c2, ...)                                                                      \
-    do {                                                                                           \
-        snprintf(what, sizeof what, "convoy_%sallreduce%s: %s", f == F_NONBLOCKING ? "I" : "",     \
-                 f == F_PERSISTENT ? "_init" : "", desc);                                          \
-        expect_class(MPI_COMM_WORLD, what, call_allreduce(f, __VA_ARGS__), c1, c2);                \
-    } while (0)
+#define AR(desc, c1, c2, ...) ARG_CASE("allreduce", desc, c1, c2, call_allreduce(f, __VA_ARGS__))
         /* Open MPI and MPICH report a bad datatype of a reduction as MPI_ERR_OP (they check
          * the op against the type first); MPI_ERR_TYPE is what the standard's wording
          * suggests. Either is accepted there, nothing else. */
@@ -268,12 +300,7 @@ static void test_args(void)
         AR("sendbuf == recvbuf (not MPI_IN_PLACE)", MPI_ERR_BUFFER, -1, sb, sb, 4, MPI_INT, MPI_SUM,
            comm, 0);
 #undef AR
-#define AG(desc, c1, c2, ...)                                                                      \
-    do {                                                                                           \
-        snprintf(what, sizeof what, "convoy_%sallgatherv%s: %s", f == F_NONBLOCKING ? "I" : "",    \
-                 f == F_PERSISTENT ? "_init" : "", desc);                                          \
-        expect_class(MPI_COMM_WORLD, what, call_allgatherv(f, __VA_ARGS__), c1, c2);               \
-    } while (0)
+#define AG(desc, c1, c2, ...) ARG_CASE("allgatherv", desc, c1, c2, call_allgatherv(f, __VA_ARGS__))
         AG("sendcount -1", MPI_ERR_COUNT, -1, sb, -1, MPI_INT, rb, rcounts, displs, MPI_INT, comm,
            0);
         AG("a receive count -1", MPI_ERR_COUNT, -1, sb, 2, MPI_INT, rb, badcounts, displs, MPI_INT,
@@ -292,12 +319,7 @@ static void test_args(void)
         AG("MPI_COMM_NULL", MPI_ERR_COMM, -1, sb, 2, MPI_INT, rb, rcounts, displs, MPI_INT,
            MPI_COMM_NULL, 0);
 #undef AG
-#define AA(desc, c1, ...)                                                                          \
-    do {                                                                                           \
-        snprintf(what, sizeof what, "convoy_%sallgather%s: %s", f == F_NONBLOCKING ? "I" : "",     \
-                 f == F_PERSISTENT ? "_init" : "", desc);                                          \
-        expect_class(MPI_COMM_WORLD, what, call_allgather(f, __VA_ARGS__), c1, -1);                \
-    } while (0)
+#define AA(desc, c1, ...) ARG_CASE("allgather", desc, c1, -1, call_allgather(f, __VA_ARGS__))
         AA("sendcount -1", MPI_ERR_COUNT, sb, -1, MPI_INT, rb, 2, MPI_INT, comm);
         AA("recvcount -1", MPI_ERR_COUNT, sb, 2, MPI_INT, rb, -1, MPI_INT, comm);
         AA("recvtype MPI_DATATYPE_NULL", MPI_ERR_TYPE, sb, 2, MPI_INT, rb, 2, MPI_DATATYPE_NULL,
@@ -329,42 +351,14 @@ static void test_args(void)
     MPI_Comm_create_errhandler(user_handler, &eh);
     MPI_Comm_set_errhandler(comm, eh);
     for (int f = 0; f < F_NFAM; f++) {
-        char detail[512];
-        int rc;
-        /* Allreduce, count -1. */
-        eh_calls = 0, eh_class = -1, eh_comm = MPI_COMM_NULL;
-        rc = call_allreduce(f, sb, rb, -1, MPI_INT, MPI_SUM, comm, 0);
-        int cmp = MPI_UNEQUAL;
-        if (eh_comm != MPI_COMM_NULL) MPI_Comm_compare(eh_comm, comm, &cmp);
-        snprintf(what, sizeof what,
-                 "user error handler called by convoy_%sallreduce%s (count -1): once, with "
-                 "MPI_ERR_COUNT and the user's communicator",
-                 f == F_NONBLOCKING ? "I" : "", f == F_PERSISTENT ? "_init" : "");
-        snprintf(detail, sizeof detail,
-                 "handler calls %d, class %d (%s), communicator %s, return class %s", eh_calls,
-                 eh_class, class_name(eh_class),
-                 cmp == MPI_IDENT ? "the user's" : "another one (a private duplicate?)",
-                 rc == MPI_SUCCESS ? "MPI_SUCCESS" : "an error");
-        int rcls = -1;
-        if (rc != MPI_SUCCESS) MPI_Error_class(rc, &rcls);
-        tc_check(MPI_COMM_WORLD,
-                 eh_calls == 1 && eh_class == MPI_ERR_COUNT && cmp == MPI_IDENT &&
-                     rcls == MPI_ERR_COUNT,
-                 what, detail);
-        /* Allgatherv, null recvtype. */
-        eh_calls = 0, eh_class = -1, eh_comm = MPI_COMM_NULL;
+        eh_reset();
+        int rc = call_allreduce(f, sb, rb, -1, MPI_INT, MPI_SUM, comm, 0);
+        expect_handler(comm, fam_name(what, sizeof what, f, "allreduce", "count -1"), rc,
+                       MPI_ERR_COUNT);
+        eh_reset();
         rc = call_allgatherv(f, sb, 2, MPI_INT, rb, rcounts, displs, MPI_DATATYPE_NULL, comm, 0);
-        cmp = MPI_UNEQUAL;
-        if (eh_comm != MPI_COMM_NULL) MPI_Comm_compare(eh_comm, comm, &cmp);
-        snprintf(what, sizeof what,
-                 "user error handler called by convoy_%sallgatherv%s (recvtype null): once, "
-                 "with MPI_ERR_TYPE and the user's communicator",
-                 f == F_NONBLOCKING ? "I" : "", f == F_PERSISTENT ? "_init" : "");
-        snprintf(detail, sizeof detail, "handler calls %d, class %d (%s), communicator %s",
-                 eh_calls, eh_class, class_name(eh_class),
-                 cmp == MPI_IDENT ? "the user's" : "another one");
-        tc_check(MPI_COMM_WORLD, eh_calls == 1 && eh_class == MPI_ERR_TYPE && cmp == MPI_IDENT,
-                 what, detail);
+        expect_handler(comm, fam_name(what, sizeof what, f, "allgatherv", "recvtype null"), rc,
+                       MPI_ERR_TYPE);
     }
     /* A valid call does not call the handler. */
     eh_calls = 0;
@@ -417,15 +411,10 @@ static void test_args(void)
 
     /* Last, as a library that dereferences the null pointer ends the run here. */
     for (int f = F_NONBLOCKING; f < F_NFAM; f++) {
-        snprintf(what, sizeof what, "convoy_%sallreduce%s: NULL request pointer",
-                 f == F_NONBLOCKING ? "I" : "", f == F_PERSISTENT ? "_init" : "");
-        expect_class(MPI_COMM_WORLD, what, call_allreduce(f, sb, rb, 1, MPI_INT, MPI_SUM, comm, 1),
-                     MPI_ERR_REQUEST, MPI_ERR_ARG);
-        snprintf(what, sizeof what, "convoy_%sallgatherv%s: NULL request pointer",
-                 f == F_NONBLOCKING ? "I" : "", f == F_PERSISTENT ? "_init" : "");
-        expect_class(MPI_COMM_WORLD, what,
-                     call_allgatherv(f, sb, 2, MPI_INT, rb, rcounts, displs, MPI_INT, comm, 1),
-                     MPI_ERR_REQUEST, MPI_ERR_ARG);
+        ARG_CASE("allreduce", "NULL request pointer", MPI_ERR_REQUEST, MPI_ERR_ARG,
+                 call_allreduce(f, sb, rb, 1, MPI_INT, MPI_SUM, comm, 1));
+        ARG_CASE("allgatherv", "NULL request pointer", MPI_ERR_REQUEST, MPI_ERR_ARG,
+                 call_allgatherv(f, sb, 2, MPI_INT, rb, rcounts, displs, MPI_INT, comm, 1));
     }
     MPI_Type_free(&uncommitted);
     MPI_Type_free(&vec);
@@ -670,11 +659,7 @@ static int call_rs(int fam, int block, const void *sb, void *rb, const int *coun
         rc = block ? convoy_Reduce_scatter_block_init(sb, rb, counts ? counts[0] : 0, t, op, comm,
                                                       MPI_INFO_NULL, rp)
                    : convoy_Reduce_scatter_init(sb, rb, counts, t, op, comm, MPI_INFO_NULL, rp);
-    if (req != CONVOY_REQUEST_NULL) {
-        if (fam == F_NONBLOCKING) convoy_wait(&req);
-        convoy_request_free(&req);
-    }
-    return rc;
+    return end_call(fam, &req, rc);
 }
 
 /* A valid Reduce_scatter on comm, checked by hand. */
@@ -723,12 +708,8 @@ static void test_args_reduce_scatter(void)
     for (int f = 0; f < F_NFAM; f++)
         for (int block = 0; block < 2; block++) {
 #define RS(desc, c1, c2, ...)                                                                      \
-    do {                                                                                           \
-        snprintf(what, sizeof what, "convoy_%sreduce_scatter%s%s: %s",                             \
-                 f == F_NONBLOCKING ? "I" : "", block ? "_block" : "",                             \
-                 f == F_PERSISTENT ? "_init" : "", desc);                                          \
-        expect_class(MPI_COMM_WORLD, what, call_rs(f, block, __VA_ARGS__), c1, c2);                \
-    } while (0)
+    ARG_CASE(block ? "reduce_scatter_block" : "reduce_scatter", desc, c1, c2,                      \
+             call_rs(f, block, __VA_ARGS__))
             if (block)
                 RS("recvcount -1", MPI_ERR_COUNT, -1, sb, rb, minus, MPI_INT, MPI_SUM, comm, 0);
             else
@@ -768,22 +749,10 @@ static void test_args_reduce_scatter(void)
     MPI_Comm_create_errhandler(user_handler, &eh);
     MPI_Comm_set_errhandler(comm, eh);
     for (int f = 0; f < F_NFAM; f++) {
-        eh_calls = 0, eh_class = -1, eh_comm = MPI_COMM_NULL;
+        eh_reset();
         int rc = call_rs(f, 1, sb, rb, minus, MPI_INT, MPI_SUM, comm, 0);
-        int cmp = MPI_UNEQUAL, rcls = -1;
-        if (eh_comm != MPI_COMM_NULL) MPI_Comm_compare(eh_comm, comm, &cmp);
-        if (rc != MPI_SUCCESS) MPI_Error_class(rc, &rcls);
-        snprintf(what, sizeof what,
-                 "user error handler called by convoy_%sreduce_scatter_block%s (recvcount -1): "
-                 "once, with MPI_ERR_COUNT and the user's communicator",
-                 f == F_NONBLOCKING ? "I" : "", f == F_PERSISTENT ? "_init" : "");
-        char detail[256];
-        snprintf(detail, sizeof detail, "handler calls %d, class %s, communicator %s", eh_calls,
-                 class_name(eh_class), cmp == MPI_IDENT ? "the user's" : "another one");
-        tc_check(MPI_COMM_WORLD,
-                 eh_calls == 1 && eh_class == MPI_ERR_COUNT && cmp == MPI_IDENT &&
-                     rcls == MPI_ERR_COUNT,
-                 what, detail);
+        expect_handler(comm, fam_name(what, sizeof what, f, "reduce_scatter_block", "recvcount -1"),
+                       rc, MPI_ERR_COUNT);
     }
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     MPI_Errhandler_free(&eh);
@@ -917,11 +886,7 @@ static int call_x(int x, int f, const void *sb, void *rb, int count, MPI_Datatyp
         break;
     default: rc = convoy_Alltoall_init(sb, count, t, rb, count, t, comm, in, rp); break;
     }
-    if (req != CONVOY_REQUEST_NULL) {
-        if (f == F_NONBLOCKING) convoy_wait(&req);
-        convoy_request_free(&req);
-    }
-    return rc;
+    return end_call(f, &req, rc);
 }
 
 /* A valid Reduce, Scan and Alltoall on comm, checked by hand. */
@@ -968,12 +933,7 @@ static void test_args_rsa(void)
     for (int x = 0; x < X_N; x++)
         for (int f = 0; f < F_NFAM; f++) {
             const int red = x != X_ALLTOALL;
-#define XA(desc, c1, c2, ...)                                                                      \
-    do {                                                                                           \
-        snprintf(what, sizeof what, "convoy_%s%s%s: %s", f == F_NONBLOCKING ? "I" : "", x_name[x], \
-                 f == F_PERSISTENT ? "_init" : "", desc);                                          \
-        expect_class(MPI_COMM_WORLD, what, call_x(x, f, __VA_ARGS__), c1, c2);                     \
-    } while (0)
+#define XA(desc, c1, c2, ...) ARG_CASE(x_name[x], desc, c1, c2, call_x(x, f, __VA_ARGS__))
             XA("count -1", MPI_ERR_COUNT, -1, sb, rb, -1, MPI_INT, MPI_SUM, 0, comm, 0);
             XA("MPI_DATATYPE_NULL", MPI_ERR_TYPE, MPI_ERR_OP, sb, rb, 1, MPI_DATATYPE_NULL, MPI_SUM,
                0, comm, 0);
@@ -996,13 +956,10 @@ static void test_args_rsa(void)
                 XA("root = size", MPI_ERR_ROOT, -1, sb, rb, 1, MPI_INT, MPI_SUM, size, comm, 0);
                 /* MPI_IN_PLACE is the root's: every rank but the root errs; the root is not
                  * called (it would wait for the others) and checks a stand-in error. */
-                snprintf(what, sizeof what, "convoy_%sreduce%s: MPI_IN_PLACE at a non-root",
-                         f == F_NONBLOCKING ? "I" : "", f == F_PERSISTENT ? "_init" : "");
-                expect_class(MPI_COMM_WORLD, what,
-                             rank == 0
-                                 ? MPI_ERR_BUFFER
-                                 : call_x(x, f, MPI_IN_PLACE, rb, 1, MPI_INT, MPI_SUM, 0, comm, 0),
-                             MPI_ERR_BUFFER, MPI_ERR_ARG);
+                ARG_CASE("reduce", "MPI_IN_PLACE at a non-root", MPI_ERR_BUFFER, MPI_ERR_ARG,
+                         rank == 0
+                             ? MPI_ERR_BUFFER
+                             : call_x(x, f, MPI_IN_PLACE, rb, 1, MPI_INT, MPI_SUM, 0, comm, 0));
             }
             if (f != F_BLOCKING)
                 XA("NULL request pointer", MPI_ERR_REQUEST, MPI_ERR_ARG, sb, rb, 1, MPI_INT,
@@ -1022,22 +979,10 @@ static void test_args_rsa(void)
     MPI_Comm_create_errhandler(user_handler, &eh);
     MPI_Comm_set_errhandler(comm, eh);
     for (int x = 0; x < X_N; x++) {
-        eh_calls = 0, eh_class = -1, eh_comm = MPI_COMM_NULL;
+        eh_reset();
         int rc = call_x(x, F_NONBLOCKING, sb, rb, -1, MPI_INT, MPI_SUM, 0, comm, 0);
-        int cmp = MPI_UNEQUAL, rcls = -1;
-        if (eh_comm != MPI_COMM_NULL) MPI_Comm_compare(eh_comm, comm, &cmp);
-        if (rc != MPI_SUCCESS) MPI_Error_class(rc, &rcls);
-        snprintf(what, sizeof what,
-                 "user error handler called by convoy_I%s (count -1): once, with "
-                 "MPI_ERR_COUNT and the user's communicator",
-                 x_name[x]);
-        char detail[256];
-        snprintf(detail, sizeof detail, "handler calls %d, class %s, communicator %s", eh_calls,
-                 class_name(eh_class), cmp == MPI_IDENT ? "the user's" : "another one");
-        tc_check(MPI_COMM_WORLD,
-                 eh_calls == 1 && eh_class == MPI_ERR_COUNT && cmp == MPI_IDENT &&
-                     rcls == MPI_ERR_COUNT,
-                 what, detail);
+        expect_handler(comm, fam_name(what, sizeof what, F_NONBLOCKING, x_name[x], "count -1"), rc,
+                       MPI_ERR_COUNT);
     }
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     MPI_Errhandler_free(&eh);
@@ -1220,13 +1165,16 @@ static int call_rooted(int fam, char coll, const void *sb, int sc, MPI_Datatype 
     default: FAM(Scatterv, sb, rcs, ds, st, rb, rc_, rt, root, comm); break;
     }
 #undef FAM
-    if (req != CONVOY_REQUEST_NULL) {
-        /* A nonblocking call's error may come from its completion (CONVOY_CHECK_ARGS). */
-        const int w = fam == F_NONBLOCKING ? convoy_wait(&req) : MPI_SUCCESS;
-        if (!rc) rc = w;
-        convoy_request_free(&req);
-    }
-    return rc;
+    return end_call(fam, &req, rc);
+}
+
+static const char *rooted_name(char coll)
+{
+    return coll == 'b'   ? "bcast"
+           : coll == 'g' ? "gather"
+           : coll == 'G' ? "gatherv"
+           : coll == 's' ? "scatter"
+                         : "scatterv";
 }
 
 /* Argument errors of the rooted collectives. An argument significant at the root only is
@@ -1250,19 +1198,7 @@ static void test_args_rooted(void)
     char what[256];
     for (int f = 0; f < F_NFAM; f++) {
 #define RT(coll, desc, c1, c2, ...)                                                                \
-    do {                                                                                           \
-        snprintf(what, sizeof what, "%s %s: %s",                                                   \
-                 coll == 'b'   ? "Bcast"                                                           \
-                 : coll == 'g' ? "Gather"                                                          \
-                 : coll == 'G' ? "Gatherv"                                                         \
-                 : coll == 's' ? "Scatter"                                                         \
-                               : "Scatterv",                                                       \
-                 f == F_BLOCKING      ? "blocking"                                                 \
-                 : f == F_NONBLOCKING ? "nonblocking"                                              \
-                                      : "persistent",                                              \
-                 desc);                                                                            \
-        expect_class(comm, what, call_rooted(f, coll, __VA_ARGS__), c1, c2);                       \
-    } while (0)
+    ARG_CASE(rooted_name(coll), desc, c1, c2, call_rooted(f, coll, __VA_ARGS__))
         RT('b', "root -1", MPI_ERR_ROOT, -1, NULL, 0, MPI_INT, rb, 2, NULL, NULL, MPI_INT, -1,
            comm);
         RT('b', "root = size", MPI_ERR_ROOT, -1, NULL, 0, MPI_INT, rb, 2, NULL, NULL, MPI_INT, size,
@@ -1328,14 +1264,9 @@ static void test_args_rooted(void)
     MPI_Errhandler eh;
     MPI_Comm_create_errhandler(user_handler, &eh);
     MPI_Comm_set_errhandler(comm, eh);
-    eh_calls = 0, eh_class = -1, eh_comm = MPI_COMM_NULL;
-    int rc = convoy_Bcast(rb, 2, MPI_INT, size, comm);
-    char detail[256];
-    snprintf(detail, sizeof detail, "rc %d, handler called %d times, class %d", rc, eh_calls,
-             eh_class);
-    tc_check(comm,
-             rc != MPI_SUCCESS && eh_calls == 1 && eh_class == MPI_ERR_ROOT && eh_comm == comm,
-             "convoy_Bcast root = size: the user's error handler, once, with MPI_ERR_ROOT", detail);
+    eh_reset();
+    expect_handler(comm, "convoy_Bcast: root = size", convoy_Bcast(rb, 2, MPI_INT, size, comm),
+                   MPI_ERR_ROOT);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     MPI_Errhandler_free(&eh);
     MPI_Type_free(&uncommitted);

@@ -451,6 +451,32 @@ static void p2p_progress(void)
     free(x), free(y), free(ref);
 }
 
+/* A handed-back blocking collective while the processes differ in what of Convoy's is
+ * pending: rank 0 enters MPI_Barrier with its part of an MPI_Iallgather still to do, the
+ * others complete theirs first (they need rank 0's progress). Every process must make the
+ * same kind of native call: MPI's blocking and nonblocking collectives do not match. */
+static void handback_kind(void)
+{
+    if (P < 2 || !off_wrapper("barrier")) return;
+    enum { N = 20000 };
+    int *x = malloc(N * sizeof *x), *y = malloc((size_t)P * N * sizeof *y),
+        *ref = malloc((size_t)P * N * sizeof *ref);
+    fill(x, N, me);
+    MPI_Request r;
+    MPI_Iallgather(x, N, MPI_INT, y, N, MPI_INT, MPI_COMM_WORLD, &r);
+    if (me == 0) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    PMPI_Allgather(x, N, MPI_INT, ref, N, MPI_INT, MPI_COMM_WORLD);
+    CHECK(memcmp(y, ref, (size_t)P * N * sizeof *y) == 0,
+          "handed-back Barrier with an Iallgather pending on rank 0 only");
+    free(x), free(y), free(ref);
+}
+
 static void intercomm(void)
 {
     if (P < 2) return;
@@ -507,6 +533,7 @@ int main(int argc, char **argv)
             run_coll(&colls[i], ns[j]);
     nbx();
     p2p_progress();
+    handback_kind();
     intercomm();
 #if MPI_VERSION >= 4
     large_count();

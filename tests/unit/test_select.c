@@ -12,7 +12,16 @@
  *    binomial tree pays the slower level in each of its 2 rounds;
  *  - a nested schedule's cost is never below the cost of its slowest phase plus one nested
  *    executor (hier Bcast and Reduce, phases costed independently by selecting the
- *    cheapest algorithm of the phase's collective on the phase's own group).
+ *    cheapest algorithm of the phase's collective on the phase's own group);
+ *  - the drop-in's last choice (convoy__native_preferred, what planning asks): with a large
+ *    per-call overhead and one element, the library's collective is kept for collectives
+ *    whose tables have lane and hier candidates (Reduce_scatter: native at most the flat
+ *    ring by hand, 3 (alpha + 4 (beta + gamma)), Convoy at least its overhead); with a
+ *    network 100x slower than the node and 64K-byte blocks on 8 nodes of 8, Convoy's
+ *    nested Reduce_scatter is kept: every flat baseline moves at least (P-1) blocks over
+ *    the network's beta (the hand-derived lower bound of native's prediction), the nested
+ *    schedule moves only the lane's share; and Convoy's copy of a flat algorithm never
+ *    beats the library's, even where the setup measured the library's path slower.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -184,10 +193,115 @@ static void never_below_slowest_phase(void)
             }
 }
 
+/* 4 processes, 2 real nodes of 2; Convoy's per-call overhead 1 ms. */
+static const convoy__machine costly_calls = {.alpha = 2e-6,
+                                             .beta = 1e-10,
+                                             .gamma = 1e-10,
+                                             .alpha_node = 1e-6,
+                                             .beta_node = 5e-11,
+                                             .overhead = 1e-3,
+                                             .alpha_native = 2e-6};
+
+static void native_kept_when_cheaper(void)
+{
+    convoy__topo t;
+    make_topo(&t, 2, 2);
+    const int cs[] = {CONVOY_COLL_REDUCE_SCATTER, CONVOY_COLL_REDUCE_SCATTER_BLOCK,
+                      CONVOY_COLL_ALLGATHER, CONVOY_COLL_BCAST, CONVOY_COLL_REDUCE};
+    for (size_t c = 0; c < sizeof cs / sizeof *cs; c++) {
+        const char *name = convoy__coll_name(cs[c]);
+        convoy__args a = make_args(cs[c], &t, 1, &costly_calls);
+        const convoy__algo *lane = convoy__algo_find(cs[c], "lane");
+        const convoy__algo *hier = convoy__algo_find(cs[c], "hier");
+        EXPECT(lane && hier && (!lane->applicable || lane->applicable(&a)) &&
+                   (!hier->applicable || hier->applicable(&a)),
+               "%s on 2x2: lane and hier are not both candidates", name);
+        const convoy__algo *al = convoy__select(&a, &costly_calls, NULL, 0);
+        double tn;
+        EXPECT(al && convoy__native_preferred(al, &a, &costly_calls, &tn),
+               "%s 1 on 2x2, overhead 1 ms: %s kept (%.1f us) over native (%.1f us)", name,
+               al ? al->name : "none", al ? 1e6 * convoy__algo_time(al, &a, &costly_calls) : 0,
+               1e6 * tn);
+        if (cs[c] == CONVOY_COLL_REDUCE_SCATTER) {
+            /* The flat ring, at the slower level (network alpha, node beta) on the
+             * library's path: P-1 rounds of one 4-byte block. */
+            const double ring =
+                3 * (costly_calls.alpha_native + 4 * (costly_calls.beta + costly_calls.gamma));
+            EXPECT(tn >= 0 && tn <= ring + 1e-15,
+                   "reduce_scatter 1 on 2x2: native %.4f us > "
+                   "the ring by hand %.4f us",
+                   1e6 * tn, 1e6 * ring);
+        }
+    }
+    convoy__topo_free(&t);
+}
+
+/* 8 nodes of 8: the network 1 GB/s, the node 100 GB/s. */
+static const convoy__machine slow_network = {.alpha = 2e-6,
+                                             .beta = 1e-9,
+                                             .gamma = 1e-11,
+                                             .alpha_node = 5e-7,
+                                             .beta_node = 1e-11,
+                                             .overhead = 1e-6,
+                                             .alpha_native = 2e-6};
+
+static void convoy_kept_when_cheaper(void)
+{
+    convoy__topo t;
+    make_topo(&t, 8, 8);
+    const int64_t count = 16384; /* ints per block: 64 KiB */
+    const double b = 4.0 * count;
+    convoy__args a = make_args(CONVOY_COLL_REDUCE_SCATTER, &t, count, &slow_network);
+    const convoy__algo *al = convoy__select(&a, &slow_network, NULL, 0);
+    double tn;
+    const int native = convoy__native_preferred(al, &a, &slow_network, &tn);
+    /* Every flat schedule brings P-1 blocks (from the others) to each process, and its
+     * rounds pay the network's beta: native's prediction is at least that. */
+    const double bound = 63 * b * slow_network.beta;
+    EXPECT(tn >= bound * (1 - 1e-9), "reduce_scatter 64K on 8x8: native %.1f us < bound %.1f us",
+           1e6 * tn, 1e6 * bound);
+    EXPECT(al && !native && nested(al, &a) && convoy__algo_time(al, &a, &slow_network) < bound,
+           "reduce_scatter 64K on 8x8: %s (%.1f us, nested %d) against native %.1f us",
+           al ? al->name : "none", al ? 1e6 * convoy__algo_time(al, &a, &slow_network) : 0,
+           al ? nested(al, &a) : 0, 1e6 * tn);
+    convoy__topo_free(&t);
+}
+
+/* A setup that measured the library's path 3x slower than Convoy's (noise of a loaded
+ * machine): no baseline run by Convoy is predicted faster than native. */
+static void flat_copy_never_beats_native(void)
+{
+    convoy__machine m = one_host;
+    m.alpha_native = 3 * m.alpha;
+    m.overhead = 0;
+    convoy__topo t;
+    make_topo(&t, 2, 2);
+    for (size_t c = 0; c < sizeof colls / sizeof *colls; c++)
+        for (int64_t count = 1; count <= 65536; count *= 256) {
+            convoy__args a = make_args(colls[c], &t, count, &m);
+            for (int i = 0; i < convoy__nalgos; i++) {
+                const convoy__algo *al = &convoy__algos[i];
+                if (!(al->props & CONVOY_ALGO_BASELINE) || !convoy__algo_serves(al, colls[c]) ||
+                    (al->applicable && !al->applicable(&a)))
+                    continue;
+                double tn;
+                EXPECT(convoy__native_preferred(al, &a, &m, &tn),
+                       "%s %lld: baseline %s "
+                       "%.2f us beats native %.2f us",
+                       convoy__coll_name(colls[c]), (long long)count, al->name,
+                       1e6 * convoy__algo_time(al, &a, &m), 1e6 * tn);
+            }
+        }
+    convoy__topo_free(&t);
+}
+
 int main(void)
 {
     small_counts_on_one_host();
     hier_bcast_by_hand();
     never_below_slowest_phase();
+    native_kept_when_cheaper();
+    convoy_kept_when_cheaper();
+    flat_copy_never_beats_native();
     return unit_done();
 }
