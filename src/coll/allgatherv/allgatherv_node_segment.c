@@ -54,7 +54,7 @@
  *   in the segment; all messages of one mode use one type slot on both sides.
  *
  * - Single copy (args.cma: cross-memory attach works on every node; the result at least
- *   CONVOY_ALLGATHERV_CMA_MIN bytes, default 64 KiB; 8 segment bytes per unit): the
+ *   CONVOY_ALLGATHERV_CMA_MIN bytes, default 4 MiB; 8 segment bytes per unit): the
  *   segment holds no data, only one address word per unit. The unit's writer publishes
  *   where its bytes are (PUBLISH, then F_WRITTEN): an owner's own unit in its send buffer
  *   when that is contiguous and not MPI_IN_PLACE, else in its receive buffer (after the
@@ -168,7 +168,7 @@ static int plan_make_as(const convoy__args *a, ns_plan *pl, int cma)
     pl->esize = a->rtype.size > 0 ? a->rtype.size : 0;
     pl->total = packed_total(a);
     pl->cma = cma && a->cma && pl->esize > 0 &&
-              pl->total >= convoy__param_get(a, "CONVOY_ALLGATHERV_CMA_MIN", 64 << 10);
+              pl->total >= convoy__param_get(a, "CONVOY_ALLGATHERV_CMA_MIN", 4 << 20);
     pl->direct = !pl->cma && pl->total <= a->shm_bytes;
     int64_t cap = INT64_MAX;
     if (pl->cma) {
