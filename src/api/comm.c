@@ -167,6 +167,34 @@ static int set_wait_policy(convoy__cstate *cs)
     return 0;
 }
 
+/* Whether node phases may read node peers' buffers by cross-memory attach: a real read on
+ * every node (convoy__shm_cma_probe), agreed by MIN over the communicator so that every
+ * rank builds the same kind of schedule. CONVOY_CMA=0 forbids it; a SimGrid build never
+ * uses it (its ranks share one process, and the reads would not be charged). Codes: 1 used,
+ * 0 forbidden by CONVOY_CMA=0, 2 simulation, -errno the probe failed on some node. */
+static int probe_cma(convoy__cstate *cs)
+{
+    const char *v = getenv("CONVOY_CMA");
+    int code = v && !strcmp(v, "0") ? 0 : 1, all, rc;
+#ifdef CONVOY_SIMGRID
+    code = 2;
+#endif
+    if (code == 1) code = convoy__shm_cma_probe(cs->shm, cs->node_comm);
+    if ((rc = PMPI_Allreduce(&code, &all, 1, MPI_INT, MPI_MIN, cs->priv))) return rc;
+    cs->cma = all == 1;
+    convoy__config c;
+    convoy__config_current(&c);
+    if (c.verbose && cs->topo.rank == 0)
+        fprintf(stderr, "convoy: cross-memory attach (process_vm_readv): %s%s\n",
+                all == 1   ? "used for large node transfers"
+                : all == 0 ? "not used: CONVOY_CMA=0"
+                : all == 2
+                    ? "not used under simulation"
+                    : "not used: the probe read between node processes failed on some node: ",
+                all < 0 ? strerror(-all) : "");
+    return 0;
+}
+
 static int make_segment(convoy__cstate *cs)
 {
     int rc, node_size;
@@ -183,7 +211,7 @@ static int make_segment(convoy__cstate *cs)
     PMPI_Comm_set_errhandler(cs->node_comm, MPI_ERRORS_RETURN);
     int ok = convoy__shm_create(cs->node_comm, bytes, 64, &cs->shm) == MPI_SUCCESS;
     if ((rc = PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, cs->priv))) return rc;
-    if (all) return 0;
+    if (all) return probe_cma(cs);
     if (cs->shm) convoy__shm_free(cs->shm);
     cs->shm = NULL;
 undo:
@@ -396,6 +424,7 @@ static void make_key(keybuf *k, const convoy__algo *al, const convoy__args *a)
     put(k, &a->idempotent, sizeof a->idempotent);
     put(k, &a->machine, sizeof a->machine);
     put(k, &a->shm_bytes, sizeof a->shm_bytes);
+    put(k, &a->cma, sizeof a->cma);
     put(k, &a->nparams, sizeof a->nparams);
     for (int i = 0; i < a->nparams; i++) {
         put(k, a->params[i].name, strlen(a->params[i].name) + 1);

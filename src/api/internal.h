@@ -124,6 +124,7 @@ typedef struct convoy__cstate {
     MPI_Comm node_comm; /* the processes of this node (for the segment) */
     convoy__topo topo;
     convoy__shm *shm; /* NULL: no segment (single process, or over the cap) */
+    int cma;          /* node peers' buffers readable (probed and agreed at setup) */
     int tag_ub;
     convoy__machine machine; /* agreed by all ranks at setup (machine.c) */
     const char *machine_how; /* "built-in", "measured", "measured earlier" */

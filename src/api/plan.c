@@ -211,6 +211,7 @@ int convoy__plan(convoy_request r, convoy__args *a)
      * segment operations must be numbered in call order. Set before the choice, so that
      * the applicability predicates and cost models of segment algorithms see it. */
     a->shm_bytes = r->cs->shm && !r->deferred ? r->cs->shm->bytes : 0;
+    a->cma = a->shm_bytes > 0 && r->cs->cma;
     if (memo_hit(r, a)) return MPI_SUCCESS;
     convoy__args pre;
     memo_form(a, &pre);

@@ -28,6 +28,7 @@ void convoy__check_case_init(convoy__check_case *c)
     c->modes = CONVOY_CHECK_LOCKSTEP | CONVOY_CHECK_SHUFFLE;
     c->ops = 0; /* automatic: 2 when the schedules use the node segment, else 1 */
     c->shm_bytes = 65536;
+    c->cma = 1;
     convoy__machine_builtin(&c->machine);
     /* Distinct lane levels (a measured machine has them), so that builders whose choices
      * depend on them (lane.h) are proven with such choices: a choice one rank makes
@@ -354,6 +355,21 @@ static int validate(const vctx *v, const convoy__schedule *s, int comm, const ch
                 snprintf(r, sizeof r, "notification value 0 (values start at 1)");
             else if (st->kind == CONVOY_STEP_WAIT && (st->peer < 0 || st->peer >= v->t->ppn))
                 snprintf(r, sizeof r, "node rank %d outside the node of %d", st->peer, v->t->ppn);
+        } else if (st->kind == CONVOY_STEP_PUBLISH || st->kind == CONVOY_STEP_READ) {
+            const convoy__region *slot = st->kind == CONVOY_STEP_PUBLISH ? &st->dst : &st->src;
+            const convoy__region *data = st->kind == CONVOY_STEP_PUBLISH ? &st->src : &st->dst;
+            if (slot->buf != CONVOY_BUF_SHM || slot->tslot != CONVOY_T_BYTE || slot->count != 8)
+                snprintf(r, sizeof r, "%s address word that is not 8 bytes of the segment",
+                         convoy__step_kind_name(st->kind));
+            else if (st->kind == CONVOY_STEP_READ &&
+                     (st->peer < 0 || st->peer >= v->t->ppn || st->peer == v->t->node_rank))
+                snprintf(r, sizeof r, "read from node rank %d (node of %d, mine %d)", st->peer,
+                         v->t->ppn, v->t->node_rank);
+            else if (st->kind == CONVOY_STEP_READ && data->tslot != CONVOY_T_BYTE)
+                snprintf(r, sizeof r, "read into a region of type slot %d (bytes only)",
+                         data->tslot);
+            else if (!check_region(v, s, slot, r, sizeof r))
+                check_region(v, s, data, r, sizeof r);
         } else if (st->kind == CONVOY_STEP_NESTED) {
             if (st->child < 0 || st->child >= s->nchildren || !s->children[st->child])
                 snprintf(r, sizeof r, "child %d of %d", st->child, s->nchildren);
@@ -1093,6 +1109,7 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         a->commutative = is_red(&d) ? c->commutative || c->idempotent : 1;
         a->idempotent = convoy__coll_reduces(coll) && c->idempotent;
         a->shm_bytes = c->shm_bytes;
+        a->cma = c->cma && c->shm_bytes > 0;
         a->machine = c->machine;
         a->nparams = c->nparams;
         memcpy(a->params, c->params, sizeof a->params);

@@ -55,6 +55,7 @@ typedef struct convoy__check_case {
     int modes;                /* CONVOY_CHECK_LOCKSTEP | CONVOY_CHECK_SHUFFLE */
     int ops;                  /* operations in a row in shuffle mode (segment reuse), >= 1 */
     int64_t shm_bytes;        /* node segment offered to the builder (args.shm_bytes) */
+    int cma;                  /* node peers' buffers readable (args.cma, with a segment) */
     int smp_check;            /* lockstep: fail a round in which a node sends or receives more
                                  than one inter-node message (always on for algorithms that
                                  claim SMP-aware rounds, see rounds.c) */

@@ -18,6 +18,8 @@
 
 /* A stamp that no notification can satisfy: an access still in flight. */
 #define CHK_PENDING UINT32_MAX
+/* A stamp for memory not written yet: no read of it is legal. */
+#define CHK_NEVER (UINT32_MAX - 1)
 
 struct chk_world;
 struct chk_rank;
@@ -31,6 +33,7 @@ typedef struct chk_req {
     int64_t seq;     /* posting order, over the whole world */
     int done;        /* matched: the data has moved */
     int64_t shm_off; /* >= 0: the buffer lies in the node segment at this offset */
+    int x_pending;   /* a receive into memory node peers may read (chk_rank.xw) */
     /* Causality (chk_world.sync): what the sender knew when it posted the send (a send's
      * own snapshot; a receive's copy of its match's), and in which operation. */
     int know_op;
@@ -75,6 +78,12 @@ typedef struct chk_rank {
     int dirty;   /* in the world's queue of ranks to progress */
     unsigned char *sendbuf, *recvbuf;
     int64_t sbytes, rbytes;
+    /* Node peers reading this rank's buffers (CONVOY_STEP_READ), per byte of the send then
+     * the receive buffer, like the segment's wneed/rneed: xw, the notification of this
+     * rank a reader must have seen (CHK_PENDING while a receive lands, CHK_NEVER: not
+     * written in this operation); xr[b * n + q], reader q's notification this rank must
+     * see before it writes byte b again or finishes. NULL: no schedule reads. */
+    uint32_t *xw, *xr;
     /* traffic */
     int64_t msgs_sent, bytes_sent, msgs_recv, bytes_recv, inter_sent, inter_recv;
     int64_t inter_msgs_sent, inter_msgs_recv, reduces; /* reduces: of at least one element */
@@ -114,6 +123,7 @@ typedef struct chk_world {
     int64_t round_inter, round_inter_max; /* inter-node messages in this round / any round */
     int64_t inflight, inflight_max;       /* inter-node sends posted and not yet matched */
     int smp_check;                        /* fail the first round that breaks round_in/out <= 1 */
+    int xreads; /* some schedule has READ steps: model the ranks' buffers (chk_rank.xw) */
     /* Causality check (barriers): every rank carries the set of ranks it has heard from in
      * its current operation, itself at the start. A send takes a snapshot of its sender's
      * set when it is posted, the receiver merges it when its executor sees the receive

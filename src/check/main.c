@@ -52,6 +52,8 @@ static void usage(FILE *f)
             "  --ops N               operations in a row per run (default: 2 with a node\n"
             "                        segment, else 1)\n"
             "  --shm-bytes B         node segment offered to builders (default 65536)\n"
+            "  --cma 0|1             node peers' buffers readable by builders (cross-memory\n"
+            "                        attach, default 1)\n"
             "  --param NAME=VALUE    algorithm parameter (repeatable)\n"
             "  --smp-check           lockstep: fail a round in which a node sends or receives\n"
             "                        more than one inter-node message (always on for\n"
@@ -214,6 +216,7 @@ typedef struct opts {
     strlist colls, algos, layouts, counts, ops_kinds, modes, roots;
     intlist procs, ppn, count, inplace;
     int64_t base, shm_bytes;
+    int cma;
     int seeds, seed, ops, stats, verbose, smp_check, dissem_table;
     double spread; /* --assert-inter-spread (0: off) */
     int expect_busy;
@@ -618,6 +621,7 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
     c.algo = al;
     c.base = o->base;
     c.shm_bytes = o->shm_bytes;
+    c.cma = o->cma;
     c.ops = o->ops;
     c.smp_check = o->smp_check;
     c.nparams = o->nparams;
@@ -778,6 +782,7 @@ int main(int argc, char **argv)
     int naggs = 0;
     o.base = 5;
     o.shm_bytes = 65536;
+    o.cma = 1;
     o.seeds = 2;
     if (parse_strs("allgatherv,allreduce,barrier", &o.colls) || parse_strs("all", &o.algos) ||
         parse_strs("regular,nonuniform,scattered", &o.layouts) ||
@@ -906,6 +911,9 @@ int main(int argc, char **argv)
             char *e;
             o.spread = strtod(v, &e);
             bad = *e || !(o.spread >= 1);
+        } else if (!strcmp(a, "--cma")) {
+            o.cma = atoi(v);
+            bad = strcmp(v, "0") && strcmp(v, "1");
         } else if (!strcmp(a, "--shm-bytes")) {
             char *e;
             o.shm_bytes = strtoll(v, &e, 10);

@@ -23,6 +23,8 @@ static int readd(convoy__schedule *ns, const convoy__schedule *s, const convoy__
     case CONVOY_STEP_COPY: return convoy__add_copy(ns, st->src, st->dst, nd, deps);
     case CONVOY_STEP_NOTIFY: return convoy__add_notify(ns, st->flag, st->value, nd, deps);
     case CONVOY_STEP_WAIT: return convoy__add_wait(ns, st->peer, st->flag, st->value, nd, deps);
+    case CONVOY_STEP_PUBLISH: return convoy__add_publish(ns, st->src, st->dst, nd, deps);
+    case CONVOY_STEP_READ: return convoy__add_read(ns, st->peer, st->src, st->dst, nd, deps);
     case CONVOY_STEP_NESTED:
         /* The child moves to the new schedule (the old one forgets it below). */
         return convoy__add_nested_on(ns, st->comm, s->children[st->child], st->src, st->dst, nd,
@@ -324,6 +326,43 @@ static int mut_dropmsg(void *ctx, const convoy__args *a, convoy__schedule *s)
     return 0;
 }
 
+/* Cross-memory attach: the target drops the first step of kind `what` that one of its
+ * steps of `kind` depends on (READ after WAIT: a reader reads before the owner said the
+ * data is in place; PUBLISH after RECV: the owner publishes a buffer that is never
+ * filled), or (kind -1) the last wait of the schedule: an owner's wait for a reader's done
+ * notification, so that it may return its buffers while that peer still reads them. */
+static int drop_before(const convoy__mutate_ctx *m, const convoy__args *a, convoy__schedule *s,
+                       int kind, int what)
+{
+    if (a->topo->rank != m->target) return 0;
+    for (int j = kind < 0 ? s->nsteps - 1 : 0; j >= 0 && j < s->nsteps; j += kind < 0 ? -1 : 1) {
+        const convoy__step *st = &s->steps[j];
+        int i = -1;
+        if (kind < 0 && st->kind == CONVOY_STEP_WAIT) i = j;
+        for (int k = 0; kind >= 0 && st->kind == kind && k < st->ndeps && i < 0; k++)
+            if (s->steps[s->deps[st->dep_first + k]].kind == what) i = s->deps[st->dep_first + k];
+        if (i < 0) continue;
+        int rc = convoy__check_rewrite(s, i, -1, -1, -1);
+        return rc ? rc : 1;
+    }
+    return 0;
+}
+
+static int mut_cmaearly(void *ctx, const convoy__args *a, convoy__schedule *s)
+{
+    return drop_before(ctx, a, s, CONVOY_STEP_READ, CONVOY_STEP_WAIT);
+}
+
+static int mut_cmapublish(void *ctx, const convoy__args *a, convoy__schedule *s)
+{
+    return drop_before(ctx, a, s, CONVOY_STEP_PUBLISH, CONVOY_STEP_RECV);
+}
+
+static int mut_cmarelease(void *ctx, const convoy__args *a, convoy__schedule *s)
+{
+    return drop_before(ctx, a, s, -1, CONVOY_STEP_WAIT);
+}
+
 static void set_algo(convoy__check_case *c, int coll, const char *name)
 {
     c->coll = coll;
@@ -369,6 +408,21 @@ static void setup_shm(convoy__check_case *c)
     c->shm_bytes = 512; /* 64-byte chunks: each block streams in 5 chunks through 2 slots */
 }
 
+/* Allgatherv node_segment with single copy: 2 nodes of 3, so that data read by peers
+ * comes from send buffers and from receives alike. */
+static void setup_cma(convoy__check_case *c)
+{
+    set_algo(c, CONVOY_COLL_ALLGATHERV, "node_segment");
+    c->procs = 6;
+    c->ppn = 3;
+    c->counts = "regular";
+    c->base = 4;
+    c->cma = 1;
+    c->nparams = 1;
+    snprintf(c->params[0].name, sizeof c->params[0].name, "CONVOY_ALLGATHERV_CMA_MIN");
+    c->params[0].value = 0;
+}
+
 const convoy__check_mutation convoy__check_mutations[] = {
     {"drop", "the first receive step of rank 1 is dropped", 1, setup_ring, mut_drop},
     {"wrongsrc", "the first receive of rank 1 names the wrong source", 1, setup_ring, mut_wrongsrc},
@@ -383,6 +437,12 @@ const convoy__check_mutation convoy__check_mutations[] = {
      mut_shmreuse},
     {"dropmsg", "rank 0's last send and the matching receive are dropped (a lost message)", 0,
      setup_barrier, mut_dropmsg},
+    {"cmaearly", "rank 1 reads a node peer's buffer without waiting for its notification", 1,
+     setup_cma, mut_cmaearly},
+    {"cmapublish", "rank 1 publishes the place of a block it never receives", 1, setup_cma,
+     mut_cmapublish},
+    {"cmarelease", "rank 1 returns without waiting for its last reader's done notification", 1,
+     setup_cma, mut_cmarelease},
 };
 const int convoy__check_nmutations =
     (int)(sizeof convoy__check_mutations / sizeof convoy__check_mutations[0]);

@@ -319,6 +319,151 @@ static void shm_complete(chk_world *w, chk_req *q)
     }
 }
 
+/* --- single copy: node peers reading a rank's buffers (cross-memory attach) ----------- */
+
+/* Offset of [p, p+bytes) in rank r's send-then-receive buffer space, or -1. */
+static int64_t x_off(const chk_rank *r, const void *p, int64_t bytes)
+{
+    const uintptr_t q = (uintptr_t)p;
+    if (bytes <= 0) return -1;
+    if (within(q, bytes, r->sendbuf, r->sbytes)) return (int64_t)(q - (uintptr_t)r->sendbuf);
+    if (within(q, bytes, r->recvbuf, r->rbytes))
+        return r->sbytes + (int64_t)(q - (uintptr_t)r->recvbuf);
+    return -1;
+}
+
+/* Does reader q (node rank) still hold byte b of r's buffers: has r not seen q's
+ * notification after its read? Returns the reader or -1. */
+static int x_held(const chk_world *w, const chk_rank *r, int64_t b)
+{
+    const chk_node *nd = &w->nodes[r->node];
+    const int n = nd->n;
+    const uint32_t *vc = nd->vc + (size_t)r->nrank * n;
+    for (int q = 0; q < n; q++) {
+        const uint32_t need = r->xr[b * n + q];
+        if (q != r->nrank && need && vc[q] < need) return q;
+    }
+    return -1;
+}
+
+/* Rank r writes [p, p+bytes) (pending: a receive lands there until it completes): no node
+ * peer may still be reading it, and readers of the new data must see r's next notification. */
+static int x_write(chk_world *w, chk_rank *r, const void *p, int64_t bytes, int pending)
+{
+    const int64_t off = r->xw ? x_off(r, p, bytes) : -1;
+    if (off < 0) return 0;
+    const chk_node *nd = &w->nodes[r->node];
+    const int n = nd->n;
+    for (int64_t b = off; b < off + bytes; b++) {
+        const int q = x_held(w, r, b);
+        if (q >= 0)
+            return chk_fail(w,
+                            "rank %d overwrites byte %lld of its buffers that rank %d read "
+                            "(cross-memory attach) before seeing the reader's notification "
+                            "after the read",
+                            r->rank, (long long)b, node_world_rank(w, r->node, q));
+        r->xw[b] = pending ? CHK_PENDING : nd->vc[(size_t)r->nrank * n + r->nrank] + 1;
+        memset(r->xr + b * n, 0, (size_t)n * sizeof *r->xr);
+    }
+    return 0;
+}
+
+/* A receive into r's buffers completed: its data is there as of now. */
+static void x_complete(chk_world *w, chk_rank *r, const chk_req *q)
+{
+    const int64_t off = x_off(r, q->buf, q->bytes);
+    const chk_node *nd = &w->nodes[r->node];
+    const uint32_t now = nd->vc[(size_t)r->nrank * nd->n + r->nrank] + 1;
+    for (int64_t b = off; off >= 0 && b < off + q->bytes; b++)
+        if (r->xw[b] == CHK_PENDING) r->xw[b] = now;
+}
+
+/* Rank r finishes its operation (its buffers go back to the user): every node peer that
+ * read them must have said so. */
+static void x_release(chk_world *w, chk_rank *r)
+{
+    for (int64_t b = 0; r->xw && b < r->sbytes + r->rbytes; b++) {
+        const int q = x_held(w, r, b);
+        if (q >= 0) {
+            chk_fail(w,
+                     "rank %d finishes while rank %d may still read byte %lld of its buffers "
+                     "(no notification from the reader after its read)",
+                     r->rank, node_world_rank(w, r->node, q), (long long)b);
+            return;
+        }
+    }
+}
+
+static int x_start(chk_world *w, chk_rank *r)
+{
+    const int64_t nb = r->sbytes + r->rbytes, n = w->nodes[r->node].n;
+    free(r->xw);
+    free(r->xr);
+    r->xw = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *r->xw);
+    r->xr = calloc((size_t)(nb > 0 ? nb : 1) * (size_t)n, sizeof *r->xr);
+    if (!r->xw || !r->xr) return chk_fail(w, "checker out of memory");
+    /* The send buffer holds data from the start (its address still has to be published);
+     * the receive buffer only in place. */
+    for (int64_t b = 0; b < nb; b++)
+        r->xw[b] = b < r->sbytes || !r->sendbuf ? 0 : CHK_NEVER;
+    return 0;
+}
+
+static int t_publish(void *ctx, const void *addr, void *slot)
+{
+    chk_rank *r = ctx;
+    int64_t so;
+    if (resolve(r, slot, 8, 1, "published address word", &so)) return CONVOY_ERR_INTERN;
+    if (so < 0) return chk_fail(r->w, "rank %d publishes an address outside the segment", r->rank);
+    if (shm_write(r->w, r, so, 8, 0)) return CONVOY_ERR_INTERN;
+    const uint64_t a = (uint64_t)(uintptr_t)addr;
+    memcpy(slot, &a, sizeof a);
+    return 0;
+}
+
+static int t_peer_read(void *ctx, int q, const void *slot, void *dst, int64_t bytes)
+{
+    chk_rank *r = ctx;
+    chk_world *w = r->w;
+    const chk_node *nd = &w->nodes[r->node];
+    const int n = nd->n, a = r->nrank;
+    int64_t so, dso;
+    if (q < 0 || q >= n || q == a)
+        return chk_fail(w, "rank %d: read from node rank %d (node of %d)", r->rank, q, n);
+    if (resolve(r, slot, 8, 0, "read's address word", &so)) return CONVOY_ERR_INTERN;
+    if (so < 0) return chk_fail(w, "rank %d reads an address from outside the segment", r->rank);
+    if (shm_read(w, r, so, 8, 0)) return CONVOY_ERR_INTERN;
+    if (bytes == 0) return 0;
+    uint64_t addr;
+    memcpy(&addr, slot, sizeof addr);
+    chk_rank *o = &w->r[node_world_rank(w, r->node, q)];
+    const void *src = (const void *)(uintptr_t)addr;
+    const int64_t off = o->running && o->op == r->op ? x_off(o, src, bytes) : -1;
+    if (off < 0)
+        return chk_fail(w,
+                        "rank %d reads %lld bytes from rank %d outside that rank's buffers of "
+                        "this operation (a stale or wrong address, or the owner finished)",
+                        r->rank, (long long)bytes, o->rank);
+    const uint32_t *vc = nd->vc + (size_t)a * n;
+    for (int64_t b = off; b < off + bytes; b++)
+        if (o->xw[b] >= CHK_NEVER || vc[q] < o->xw[b])
+            return chk_fail(w,
+                            "read before the owner's notification that the data is in place: "
+                            "rank %d reads byte %lld of rank %d's buffers (%s)",
+                            r->rank, (long long)b, o->rank,
+                            o->xw[b] == CHK_NEVER     ? "never written"
+                            : o->xw[b] == CHK_PENDING ? "a receive is landing there"
+                                                      : "written after the last notification "
+                                                        "the reader saw");
+    if (resolve(r, dst, bytes, 1, "read target", &dso) ||
+        (dso >= 0 && shm_write(w, r, dso, bytes, 0)) || x_write(w, r, dst, bytes, 0))
+        return CONVOY_ERR_INTERN;
+    for (int64_t b = off; b < off + bytes; b++)
+        o->xr[b * n + a] = vc[a] + 1;
+    memcpy(dst, src, (size_t)bytes);
+    return 0;
+}
+
 /* --- the transport ------------------------------------------------------------------- */
 
 static int post(chk_rank *r, int is_send, int peer, int tag, void *buf, int64_t count, int tslot,
@@ -340,6 +485,7 @@ static int post(chk_rank *r, int is_send, int peer, int tag, void *buf, int64_t 
     if (resolve(r, buf, bytes, !is_send, what, &so)) return CONVOY_ERR_INTERN;
     if (so >= 0 && (is_send ? shm_read(w, r, so, bytes, 1) : shm_write(w, r, so, bytes, 1)))
         return CONVOY_ERR_INTERN;
+    if (!is_send && x_write(w, r, buf, bytes, 1)) return CONVOY_ERR_INTERN;
     chk_req *q = calloc(1, sizeof *q + (size_t)w->kw * sizeof(uint64_t));
     if (q && is_send && w->topo->node_of[peer] != r->node && ++w->inflight > w->inflight_max)
         w->inflight_max = w->inflight;
@@ -357,6 +503,7 @@ static int post(chk_rank *r, int is_send, int peer, int tag, void *buf, int64_t 
     q->bytes = bytes;
     q->seq = w->seq++;
     q->shm_off = so;
+    q->x_pending = !is_send && r->xw;
     if (w->sync && is_send) {
         q->know_op = r->op;
         memcpy(q->know, know_of(w, r->rank), (size_t)w->kw * sizeof *q->know);
@@ -391,6 +538,7 @@ static int t_test(void *ctx, void **req, int *done)
     if (!q) return chk_fail(r->w, "rank %d: test of a request that does not exist", r->rank);
     if (!q->done) return 0;
     if (q->shm_off >= 0) shm_complete(r->w, q);
+    if (q->x_pending) x_complete(r->w, r, q);
     if (r->w->sync && !q->is_send) know_merge(r->w, r, q->know_op, q->know);
     free(q);
     *req = NULL;
@@ -460,6 +608,7 @@ static int t_copy(void *ctx, const void *src, int64_t scount, int stslot, void *
     }
     if (so >= 0 && shm_read(w, r, so, sb, 0)) return CONVOY_ERR_INTERN;
     if (dof >= 0 && shm_write(w, r, dof, db, 0)) return CONVOY_ERR_INTERN;
+    if (x_write(w, r, dst, db, 0)) return CONVOY_ERR_INTERN;
     if (sb > 0 && src != dst) memcpy(dst, src, (size_t)sb);
     return 0;
 }
@@ -487,6 +636,7 @@ static int t_reduce(void *ctx, const void *in, void *inout, int64_t count, int t
     if (io >= 0 && shm_read(w, r, io, bytes, 0)) return CONVOY_ERR_INTERN;
     if (oo >= 0 && (shm_read(w, r, oo, bytes, 0) || shm_write(w, r, oo, bytes, 0)))
         return CONVOY_ERR_INTERN;
+    if (x_write(w, r, inout, bytes, 0)) return CONVOY_ERR_INTERN;
     if (count == 0) return 0;
     r->reduces++;
     if (!w->reduce)
@@ -603,6 +753,7 @@ static int start_op(chk_world *w, chk_rank *r)
                                 w->epoch0 + (uint64_t)k);
     if (rc) return chk_fail(w, "rank %d: convoy__exec_start failed with %d", r->rank, rc);
     r->running = 1;
+    if (w->xreads && x_start(w, r)) return CONVOY_ERR_INTERN;
     if (w->sync) know_reset(w, r);
     if (r->x.tmp_alloc) memset(r->x.tmp_alloc, CHK_POISON, (size_t)s->tmp_bytes);
     mark_dirty(w, r);
@@ -623,6 +774,8 @@ static void progress(chk_world *w, chk_rank *r)
         return;
     }
     if (!done) return;
+    x_release(w, r);
+    if (w->failed) return;
     if (w->sync) {
         know_check(w, r);
         if (w->failed) return;
@@ -772,6 +925,15 @@ int chk_world_run(chk_world *w)
     return 0;
 }
 
+static int has_reads(const convoy__schedule *s)
+{
+    for (int i = 0; i < s->nsteps; i++)
+        if (s->steps[i].kind == CONVOY_STEP_READ ||
+            (s->steps[i].kind == CONVOY_STEP_NESTED && has_reads(s->children[s->steps[i].child])))
+            return 1;
+    return 0;
+}
+
 int chk_world_init(chk_world *w, uint64_t seed)
 {
     const int P = w->P;
@@ -786,6 +948,9 @@ int chk_world_init(chk_world *w, uint64_t seed)
         w->know = calloc((size_t)P * (size_t)w->kw, sizeof *w->know);
         if (!w->know) return CONVOY_ERR_NO_MEM;
     }
+    w->xreads = 0;
+    for (int i = 0; i < P; i++)
+        w->xreads |= has_reads(w->sched[i]);
     for (int nn = 0; nn < w->nnodes; nn++) {
         chk_node *nd = &w->nodes[nn];
         nd->n = w->topo->node_size[nn];
@@ -836,14 +1001,20 @@ int chk_world_init(chk_world *w, uint64_t seed)
         t->shm_base = w->nodes[r->node].seg;
         t->notify = t_notify;
         t->flag_test = t_flag_test;
+        t->publish = t_publish;
+        t->peer_read = t_peer_read;
     }
     return 0;
 }
 
 void chk_world_free(chk_world *w)
 {
-    for (int i = 0; w->r && i < w->P; i++)
+    for (int i = 0; w->r && i < w->P; i++) {
         if (w->r[i].running) convoy__exec_free(&w->r[i].x);
+        free(w->r[i].xw);
+        free(w->r[i].xr);
+        w->r[i].xw = w->r[i].xr = NULL;
+    }
     /* Requests the executors no longer know of (there should be none). */
     for (int c = 0; c < w->nchans; c++) {
         for (chk_req *q = w->chans[c].sh, *nx; q; q = nx) {

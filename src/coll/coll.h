@@ -127,6 +127,7 @@ typedef struct convoy__args {
     int packed;        /* rooted children of lane/hier builders: both buffers hold packed
                           bytes (regions of type T_BYTE; stype, rtype describe bytes) */
     int64_t shm_bytes; /* node segment data bytes available to the schedule (0: none) */
+    int cma;           /* with a segment: node peers' buffers may be read (CONVOY_STEP_READ) */
     convoy__machine machine; /* the communicator's machine parameters (same on all ranks) */
     int nparams;
     convoy__param params[CONVOY_MAX_PARAMS];

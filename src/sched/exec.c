@@ -115,6 +115,15 @@ static int start_step(convoy__exec *x, int i)
         rc = t->notify(t->ctx, st->flag + 1, CONVOY_FLAG_VALUE(t->shm_seq, st->value));
         if (!rc) finish(x, i);
         return rc;
+    case CONVOY_STEP_PUBLISH:
+        rc = t->publish(t->ctx, ptr(x, &st->src), ptr(x, &st->dst));
+        if (!rc) finish(x, i);
+        return rc;
+    case CONVOY_STEP_READ:
+        /* A system call that moves the data at once: a local step like a copy. */
+        rc = t->peer_read(t->ctx, st->peer, ptr(x, &st->src), ptr(x, &st->dst), st->dst.count);
+        if (!rc) finish(x, i);
+        return rc;
     case CONVOY_STEP_WAIT: break; /* tested below, with the other steps in flight */
     case CONVOY_STEP_NESTED: rc = start_child(x, i, st); break;
     default: return CONVOY_ERR_INTERN;

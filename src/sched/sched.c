@@ -120,6 +120,20 @@ int convoy__add_wait(convoy__schedule *s, int node_peer, int flag, uint32_t valu
     return add(s, &st, ndeps, deps);
 }
 
+int convoy__add_publish(convoy__schedule *s, convoy__region src, convoy__region slot, int ndeps,
+                        const int *deps)
+{
+    convoy__step st = {.kind = CONVOY_STEP_PUBLISH, .src = src, .dst = slot};
+    return add(s, &st, ndeps, deps);
+}
+
+int convoy__add_read(convoy__schedule *s, int node_peer, convoy__region slot, convoy__region dst,
+                     int ndeps, const int *deps)
+{
+    convoy__step st = {.kind = CONVOY_STEP_READ, .peer = node_peer, .src = slot, .dst = dst};
+    return add(s, &st, ndeps, deps);
+}
+
 int convoy__add_nested(convoy__schedule *s, int comm, convoy__schedule *child, int ndeps,
                        const int *deps)
 {
@@ -157,7 +171,7 @@ int convoy__add_nested_on(convoy__schedule *s, int comm, convoy__schedule *child
 
 const char *convoy__step_kind_name(int kind)
 {
-    static const char *const names[CONVOY_NSTEP_KINDS] = {"send",   "recv", "reduce", "copy",
-                                                          "notify", "wait", "nested"};
+    static const char *const names[CONVOY_NSTEP_KINDS] = {
+        "send", "recv", "reduce", "copy", "notify", "wait", "nested", "publish", "read"};
     return kind >= 0 && kind < CONVOY_NSTEP_KINDS ? names[kind] : "?";
 }

@@ -56,6 +56,13 @@ enum convoy__step_kind {
     CONVOY_STEP_WAIT,   /* wait until node process `peer`'s flag `flag` reaches `value` */
     CONVOY_STEP_NESTED, /* run child schedule `child` on the node, lane or a mapped group, its
                            send/recv buffers based at src/dst (offset and buffer only) */
+    /* Single copy between node processes (cross-memory attach, args.cma): */
+    CONVOY_STEP_PUBLISH, /* store src's address in the segment word dst (8 bytes); a NOTIFY
+                            after it tells the node that the data there may be read */
+    CONVOY_STEP_READ,    /* read dst's bytes (a contiguous region) from node process `peer`
+                            at the address it published in the segment word src; the owner
+                            must not write those bytes or finish before it sees a NOTIFY of
+                            every reader issued after its read */
     CONVOY_NSTEP_KINDS
 };
 
@@ -122,6 +129,11 @@ int convoy__add_copy(convoy__schedule *s, convoy__region src, convoy__region dst
 int convoy__add_notify(convoy__schedule *s, int flag, uint32_t value, int ndeps, const int *deps);
 int convoy__add_wait(convoy__schedule *s, int node_peer, int flag, uint32_t value, int ndeps,
                      const int *deps);
+/* slot: 8 bytes of the segment (CONVOY_BUF_SHM, CONVOY_T_BYTE, off, 8). */
+int convoy__add_publish(convoy__schedule *s, convoy__region src, convoy__region slot, int ndeps,
+                        const int *deps);
+int convoy__add_read(convoy__schedule *s, int node_peer, convoy__region slot, convoy__region dst,
+                     int ndeps, const int *deps);
 /* Takes ownership of child. comm is CONVOY_COMM_NODE, CONVOY_COMM_LANE or CONVOY_COMM_MAP
  * (then child->map must be set). The child sees the parent's send and receive buffers. */
 int convoy__add_nested(convoy__schedule *s, int comm, convoy__schedule *child, int ndeps,
@@ -160,6 +172,11 @@ typedef struct convoy__transport {
     uint64_t shm_seq; /* segment-using operations that ran before this one on the node */
     int (*notify)(void *ctx, int flag, uint64_t value);
     int (*flag_test)(void *ctx, int node_peer, int flag, uint64_t value, int *done);
+    /* Cross-memory attach, for schedules with PUBLISH/READ steps (builders use them only
+     * when args.cma): publish stores addr into the segment word slot; peer_read reads
+     * bytes at the address in node_peer's published word slot into dst (contiguous). */
+    int (*publish)(void *ctx, const void *addr, void *slot);
+    int (*peer_read)(void *ctx, int node_peer, const void *slot, void *dst, int64_t bytes);
     /* Blocks until one of n requests completes (its slot then reads as done); optional. */
     int (*wait_any)(void *ctx, void **const *slots, int n);
 } convoy__transport;

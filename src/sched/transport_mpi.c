@@ -121,6 +121,24 @@ static int flag_test(void *ctx, int node_peer, int flag, uint64_t value, int *do
     return 0;
 }
 
+static int publish(void *ctx, const void *addr, void *slot)
+{
+    (void)ctx;
+    /* Read by node peers after the NOTIFY that follows (its release orders this store). */
+    const uint64_t a = (uint64_t)(uintptr_t)addr;
+    memcpy(slot, &a, sizeof a);
+    return 0;
+}
+
+static int peer_read(void *ctx, int node_peer, const void *slot, void *dst, int64_t bytes)
+{
+    convoy__mpi_transport *m = ctx;
+    uint64_t a;
+    memcpy(&a, slot, sizeof a);
+    convoy__plat_charge_copy(bytes);
+    return convoy__shm_cma_read(m->shm, node_peer, a, dst, bytes);
+}
+
 static void describe(convoy__mpi_transport *m, int slot, MPI_Datatype t)
 {
     MPI_Count size = 0, lb = 0, extent = 0, tlb = 0, textent = 0;
@@ -170,5 +188,7 @@ void convoy__mpi_transport_init(convoy__mpi_transport *m, MPI_Comm comm, int tag
         t->shm_seq = shm_seq;
         t->notify = notify;
         t->flag_test = flag_test;
+        t->publish = publish;
+        t->peer_read = peer_read;
     }
 }

@@ -10,13 +10,17 @@
 #include "platform/platform.h"
 #include "sched/sched.h"
 
+#include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/uio.h>
+#endif
 
-enum { LINE = 64 };
+enum { LINE = 64, INFO_WORDS = 2 /* after a process's flags: its pid, its probe word */ };
 
 static atomic_int segments_in_use;
 
@@ -50,7 +54,7 @@ int convoy__shm_create(MPI_Comm node_comm, int64_t bytes, int nflags, convoy__sh
     if (rc) goto fail;
     seg->nflags = nflags;
     seg->bytes = bytes;
-    seg->flag_stride = (int)(round_up((int64_t)nflags * 8, LINE) / 8);
+    seg->flag_stride = (int)(round_up((int64_t)(nflags + INFO_WORDS) * 8, LINE) / 8);
     const int64_t flag_bytes = (int64_t)seg->node_size * seg->flag_stride * 8;
     const int64_t share =
         round_up((flag_bytes + bytes + seg->node_size - 1) / seg->node_size, LINE);
@@ -91,6 +95,53 @@ int convoy__shm_free(convoy__shm *seg)
     int rc2 = PMPI_Win_free(&seg->win);
     free(seg);
     return rc ? rc : rc2;
+}
+
+static _Atomic uint64_t *info(const convoy__shm *seg, int node_rank)
+{
+    return seg->flags + (int64_t)node_rank * seg->flag_stride + seg->nflags;
+}
+
+#define PROBE_MAGIC UINT64_C(0x436f6e766f79) /* "Convoy" */
+static const uint64_t probe_word = PROBE_MAGIC;
+
+int convoy__shm_cma_read(const convoy__shm *seg, int node_peer, uint64_t addr, void *dst,
+                         int64_t bytes)
+{
+#if defined(__linux__) && !defined(CONVOY_SIMGRID)
+    const pid_t pid = (pid_t)atomic_load_explicit(info(seg, node_peer), memory_order_relaxed);
+    char *d = dst;
+    /* The kernel may move fewer bytes than asked (it stops at a page it cannot map). */
+    while (bytes > 0) {
+        struct iovec l = {d, (size_t)bytes}, r = {(void *)(uintptr_t)addr, (size_t)bytes};
+        ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
+        if (n <= 0) return MPI_ERR_OTHER;
+        d += n, addr += (uint64_t)n, bytes -= n;
+    }
+    return 0;
+#else
+    (void)seg, (void)node_peer, (void)addr, (void)dst;
+    return bytes > 0 ? MPI_ERR_OTHER : 0;
+#endif
+}
+
+int convoy__shm_cma_probe(convoy__shm *seg, MPI_Comm node_comm)
+{
+    _Atomic uint64_t *me = info(seg, seg->node_rank);
+    atomic_store_explicit(&me[0], (uint64_t)getpid(), memory_order_relaxed);
+    atomic_store_explicit(&me[1], (uint64_t)(uintptr_t)&probe_word, memory_order_relaxed);
+    int rc = PMPI_Win_sync(seg->win);
+    if (!rc) rc = PMPI_Barrier(node_comm);
+    if (!rc) rc = PMPI_Win_sync(seg->win);
+    if (rc) return -EIO;
+    if (seg->node_size == 1) return seg->cma = 1;
+    const int q = (seg->node_rank + 1) % seg->node_size;
+    uint64_t got = 0;
+    errno = ENOSYS;
+    if (convoy__shm_cma_read(seg, q, atomic_load(&info(seg, q)[1]), &got, sizeof got) == 0)
+        errno = got == PROBE_MAGIC ? 0 : EIO;
+    seg->cma = errno == 0;
+    return seg->cma ? 1 : -errno;
 }
 
 void convoy__shm_notify(convoy__shm *seg, int flag, uint64_t value)

@@ -22,11 +22,22 @@ typedef struct convoy__shm {
     char *data;              /* data area, the same memory for every process of the node */
     _Atomic uint64_t *flags; /* node_size * flag_stride words */
     int flag_stride;         /* words between two processes' flags (a cache line apart) */
+    int cma; /* cross-memory attach to the node's processes works (convoy__shm_cma_probe) */
 } convoy__shm;
 
 /* Collective over node_comm. Every process passes the same bytes and nflags. */
 int convoy__shm_create(MPI_Comm node_comm, int64_t bytes, int nflags, convoy__shm **out);
 int convoy__shm_free(convoy__shm *seg); /* collective over the node communicator */
+
+/* Cross-memory attach (process_vm_readv): each process publishes its pid and the address
+ * of a probe word in the two words after its flags, then reads the next node process's
+ * probe word. Collective over node_comm. Returns 1 if the read worked (or the node has one
+ * process), else -errno of the failure (EPERM: ptrace scope, capabilities or seccomp
+ * forbid it, as in many containers; ENOSYS: not Linux). */
+int convoy__shm_cma_probe(convoy__shm *seg, MPI_Comm node_comm);
+/* Reads bytes at address addr of node process node_peer into dst (0, or an MPI error). */
+int convoy__shm_cma_read(const convoy__shm *seg, int node_peer, uint64_t addr, void *dst,
+                         int64_t bytes);
 
 void convoy__shm_notify(convoy__shm *seg, int flag, uint64_t value);
 int convoy__shm_reached(const convoy__shm *seg, int node_peer, int flag, uint64_t value);

@@ -718,6 +718,8 @@ static int applies(const tcomm *c, const convoy__algo *al)
 /* The algorithms to run for a collective: NULL (the default selection) first, then every
  * registered one that applies on this communicator (for a non-commutative Allreduce only
  * those that declare it). Forcing one that does not apply would test the fallback. */
+static const char *g_only; /* --cma: the one algorithm forced besides the default */
+
 static int algo_list(const tcomm *c, int coll, int noncommutative, const char **names, int max)
 {
     int n = 0;
@@ -725,6 +727,7 @@ static int algo_list(const tcomm *c, int coll, int noncommutative, const char **
     for (int i = 0; i < convoy__nalgos && n < max; i++) {
         if (!convoy__algo_serves(&convoy__algos[i], coll) || !applies(c, &convoy__algos[i]))
             continue;
+        if (g_only && strcmp(convoy__algos[i].name, g_only) != 0) continue;
         if (noncommutative && !(convoy__algos[i].props & CONVOY_ALGO_NONCOMMUTATIVE)) continue;
         names[n++] = convoy__algos[i].name;
     }
@@ -1240,6 +1243,50 @@ static void stream_suite(const tcomm *c, uint64_t seed)
     case_allgatherv(c, &L_int, &L_vec, C_STREAM, D_GAPPED, 0, BN, seed + 2);
     case_allgatherv(c, &L_vec3, &L_vecneg, C_STREAM, D_GAPPED, 0, M_BLOCKING, seed + 3);
     case_allgatherv(c, &L_2int, &L_2int, C_STREAM, D_GAPPED, 1, M_BLOCKING, seed + 4);
+}
+
+/* --cma (run with CONVOY_ALLGATHERV_CMA_MIN=0, so that every size takes the single-copy
+ * path): what CONVOY_VERBOSE says at setup about cross-memory attach, on a new
+ * communicator: "used" unless CONVOY_CMA=0, which must say so (this machine permits the
+ * reads between a user's processes; CONVOY_TEST_CMA=0 where it does not). */
+static void check_cma_line(void)
+{
+    char what[] = "cross-memory attach: the setup's verbose line";
+    tc_case(what);
+    const char *env = getenv("CONVOY_CMA"), *t = getenv("CONVOY_TEST_CMA");
+    const char *want = (env && !strcmp(env, "0")) ? "not used: CONVOY_CMA=0"
+                       : (t && !strcmp(t, "0"))   ? "not used"
+                                                  : "used for large node transfers";
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    int rank, one = 1, sum;
+    MPI_Comm_rank(comm, &rank);
+    fflush(stderr);
+    FILE *f = rank == 0 ? tmpfile() : NULL;
+    const int saved = rank == 0 ? dup(2) : -1;
+    if (f) dup2(fileno(f), 2);
+    setenv("CONVOY_VERBOSE", "1", 1);
+    int rc = convoy_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm); /* makes the state */
+    unsetenv("CONVOY_VERBOSE");
+    fflush(stderr);
+    char text[8192] = "";
+    if (f) {
+        dup2(saved, 2);
+        close(saved);
+        rewind(f);
+        text[fread(text, 1, sizeof text - 1, f)] = '\0';
+        fclose(f);
+    }
+    int64_t seg = 0;
+    convoy__comm_shm_bytes(comm, &seg);
+    const char *line = strstr(text, "cross-memory attach (process_vm_readv): ");
+    const int ok =
+        rc == MPI_SUCCESS && (rank != 0 || (seg == 0 ? !line : line && strstr(line, want) != NULL));
+    char detail[256];
+    snprintf(detail, sizeof detail, "segment %lld bytes; expected \"%s\", got: %.120s",
+             (long long)seg, seg ? want : "no line", line ? line : "nothing");
+    tc_check(comm, ok, what, detail);
+    MPI_Comm_free(&comm);
 }
 
 /* --- persistent: 100 starts, changing contents, the schedule built once ------------------ */
@@ -1845,9 +1892,10 @@ int main(int argc, char **argv)
     int wr, ws;
     MPI_Comm_rank(MPI_COMM_WORLD, &wr);
     MPI_Comm_size(MPI_COMM_WORLD, &ws);
-    int stream = 0;
+    int stream = 0, cma = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--stream") == 0) stream = 1;
+        if (strcmp(argv[i], "--cma") == 0) cma = 1, g_only = "node_segment";
         if (strcmp(argv[i], "--large") == 0) g_large = 1;
         if (strcmp(argv[i], "--quick") == 0) g_quick = 1;
     }
@@ -1884,6 +1932,12 @@ int main(int argc, char **argv)
     const tcomm *comms[] = {&world, &evenodd, &rev};
     for (int k = 0; stream && k < 3; k += 2)
         stream_suite(comms[k], 1000003ull * (uint64_t)(k + 1));
+    if (cma) check_cma_line();
+    for (int k = 0; cma && k < 3; k += 2) {
+        allgatherv_suite(comms[k], 1000003ull * (uint64_t)(k + 1));
+        case_persistent(comms[k], CONVOY_COLL_ALLGATHERV, "node_segment", k == 2, 4242);
+    }
+    stream |= cma;
     for (int k = 0; !stream && k < 3; k++) {
         const tcomm *c = comms[k];
         uint64_t seed = 1000003ull * (uint64_t)(k + 1);

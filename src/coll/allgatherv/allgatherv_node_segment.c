@@ -53,6 +53,22 @@
  *   the receive buffer (rtype), everything else moves in rtype elements, packed (bytes)
  *   in the segment; all messages of one mode use one type slot on both sides.
  *
+ * - Single copy (args.cma: cross-memory attach works on every node; the result at least
+ *   CONVOY_ALLGATHERV_CMA_MIN bytes, default 4 MiB; 8 segment bytes per unit): the
+ *   segment holds no data, only one address word per unit. The unit's writer publishes
+ *   where its bytes are (PUBLISH, then F_WRITTEN): an owner's own unit in its send buffer
+ *   when that is contiguous and not MPI_IN_PLACE, else in its receive buffer (after the
+ *   own copy); a remote unit in the receive buffer it arrived in. Every other node
+ *   process READs it from there straight into its receive buffer, then says F_DONE = 1
+ *   after all its reads; every process waits for all others' F_DONE before it returns, so
+ *   no buffer is released while a peer reads it. Each byte is copied once per reader
+ *   instead of into the segment and out again. Receives and sends go to and from the
+ *   receive buffer (as while streaming). Units: at most 256 KiB unless
+ *   CONVOY_ALLGATHERV_SHM_UNIT says otherwise. A non-contiguous receive type is not
+ *   read into directly: the writer packs the unit into scratch (the packed result's
+ *   layout) and publishes that, the reader reads into scratch and unpacks; each rank
+ *   decides by its own type, so different but matching types on one node still match.
+ *
  * Cost (n_j processes on node j, D_j its bytes, T all bytes, u units handled per
  * process): alpha (max(nn - 1, u)) + beta max_j (T - D_j) / n_j + (gamma / 2) T + 2 f, the
  * third term the local copies (a copy moves each byte once; gamma is the per-byte cost of a
@@ -69,8 +85,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Flags; receives and sends a process has in flight at most. */
-enum { F_WRITTEN = 0, F_CONSUMED = 1, NS_FLAGS = 2, NS_WINDOW = 4 };
+/* Flags (the first two, and F_DONE in single copy); receives and sends a process has in
+ * flight at most. */
+enum { F_WRITTEN = 0, F_CONSUMED = 1, F_DONE = 2, NS_FLAGS = 3, NS_WINDOW = 4 };
 
 typedef struct ns_unit {
     int rank;      /* owner: the origin rank */
@@ -82,6 +99,7 @@ typedef struct ns_plan {
     int nn;
     int64_t esize, total; /* receive element bytes; packed result bytes */
     int direct;
+    int cma;              /* single copy: peers' units read from their buffers */
     int64_t nslots, slot; /* streaming: slots and their bytes */
     int64_t seg_bytes;    /* segment bytes the schedule uses */
     ns_unit *u;
@@ -136,23 +154,35 @@ int convoy__allgatherv_node_segment_applicable(const convoy__args *a)
     return packed_total(a) <= a->shm_bytes || stream_layout(a, &ns, &c);
 }
 
-static int plan_make(const convoy__args *a, ns_plan *pl)
+static int contiguous(const convoy__dtype *d)
+{
+    return d->size == d->extent && d->true_lb == 0 && d->true_extent == d->size;
+}
+
+/* cma: single copy allowed (a retry without it when the address words do not fit). */
+static int plan_make_as(const convoy__args *a, ns_plan *pl, int cma)
 {
     const convoy__topo *t = a->topo;
     memset(pl, 0, sizeof *pl);
     pl->nn = t->nnodes;
     pl->esize = a->rtype.size > 0 ? a->rtype.size : 0;
     pl->total = packed_total(a);
-    pl->direct = pl->total <= a->shm_bytes;
+    pl->cma = cma && a->cma && pl->esize > 0 &&
+              pl->total >= convoy__param_get(a, "CONVOY_ALLGATHERV_CMA_MIN", 4 << 20);
+    pl->direct = !pl->cma && pl->total <= a->shm_bytes;
     int64_t cap = INT64_MAX;
-    if (!pl->direct) {
+    if (pl->cma) {
+        /* seg_bytes (the address words) once the units are known */
+    } else if (!pl->direct) {
         if (!stream_layout(a, &pl->nslots, &pl->slot)) return CONVOY_ERR_ARG;
         cap = pl->slot / pl->esize;
         pl->seg_bytes = pl->nslots * pl->slot;
     } else {
         pl->seg_bytes = pl->total;
     }
-    const int64_t ub = convoy__param_get(a, "CONVOY_ALLGATHERV_SHM_UNIT", 0);
+    /* Single copy: units of at most 256 KiB by default, so that readers and the next hop
+     * start on a unit while the rest of a large contribution is still on its way. */
+    const int64_t ub = convoy__param_get(a, "CONVOY_ALLGATHERV_SHM_UNIT", pl->cma ? 256 << 10 : 0);
     if (ub > 0 && pl->esize > 0 && (ub / pl->esize < cap))
         cap = ub / pl->esize < 1 ? 1 : ub / pl->esize;
     pl->ustart = calloc((size_t)pl->nn + 1, sizeof *pl->ustart);
@@ -188,6 +218,12 @@ static int plan_make(const convoy__args *a, ns_plan *pl)
         }
         pl->ustart[pl->nn] = nu;
         pl->nu = nu;
+        if (pass == 0 && pl->cma && nu * 8 > a->shm_bytes) {
+            free(ue);
+            plan_free(pl);
+            return plan_make_as(a, pl, 0);
+        }
+        if (pl->cma) pl->seg_bytes = nu * 8;
         if (pass == 0 && nu > 0) {
             pl->u = malloc((size_t)nu * sizeof *pl->u);
             if (!pl->u) {
@@ -198,6 +234,11 @@ static int plan_make(const convoy__args *a, ns_plan *pl)
     }
     free(ue);
     return CONVOY_OK;
+}
+
+static int plan_make(const convoy__args *a, ns_plan *pl)
+{
+    return plan_make_as(a, pl, 1);
 }
 
 static int origin_of(const ns_plan *pl, int j, int h)
@@ -273,10 +314,11 @@ int convoy__allgatherv_node_segment(const convoy__args *a, convoy__schedule *s)
     ns_node cur = {0}, prv = {0}, nxt = {0};
     int32_t *writer = NULL;
     int64_t *widx = NULL, *wcnt = NULL;
-    int *rstep = NULL, *lastsend = NULL, *dv = NULL, *lastwait = NULL;
+    int *rstep = NULL, *lastsend = NULL, *dv = NULL, *lastwait = NULL, *reads = NULL;
     int rc = plan_make(a, &pl);
     if (rc || t->size == 1 || pl.nu == 0) goto done;
-    s->nflags = NS_FLAGS;
+    const int nflags = pl.cma ? NS_FLAGS : F_DONE;
+    s->nflags = nflags;
     s->shm_bytes = pl.seg_bytes;
 
     const int nn = pl.nn, j = t->node, me = t->node_rank, ppn = t->ppn;
@@ -291,6 +333,7 @@ int convoy__allgatherv_node_segment(const convoy__args *a, convoy__schedule *s)
     rstep = malloc((size_t)nu * sizeof *rstep);
     dv = malloc(((size_t)ppn + 4) * sizeof *dv);
     lastwait = malloc((size_t)ppn * NS_FLAGS * sizeof *lastwait);
+    reads = malloc((size_t)nu * sizeof *reads);
     const int nnext = nn > 1 ? t->node_size[jn] : 0;
     if (nu > CONVOY_STEP_TAGS && nnext > 0) {
         lastsend = malloc((size_t)nnext * CONVOY_STEP_TAGS * sizeof *lastsend);
@@ -298,7 +341,7 @@ int convoy__allgatherv_node_segment(const convoy__args *a, convoy__schedule *s)
             for (int64_t x = 0; x < (int64_t)nnext * CONVOY_STEP_TAGS; x++)
                 lastsend[x] = -1;
     }
-    if (!writer || !widx || !wcnt || !rstep || !dv || !lastwait ||
+    if (!writer || !widx || !wcnt || !rstep || !dv || !lastwait || !reads ||
         (nu > CONVOY_STEP_TAGS && nnext && !lastsend)) {
         rc = CONVOY_ERR_NO_MEM;
         goto done;
@@ -336,7 +379,14 @@ int convoy__allgatherv_node_segment(const convoy__args *a, convoy__schedule *s)
         }
 
     const int share = ppn > 1;
-    int prev_w = -1, prev_c = -1;
+    int prev_w = -1, prev_c = -1, nreads = 0;
+    /* Single copy: where a unit's bytes are published from and read into. A contiguous
+     * receive type reads straight into the receive buffer; any other type goes through
+     * packed bytes in scratch on the side that has it (so ranks of one node with different
+     * but matching types still build matching schedules). An owner's own units are read
+     * from its send buffer when that is contiguous (readers need not wait for its copy). */
+    const int rcontig = contiguous(&a->rtype), from_send = !a->inplace && contiguous(&a->stype);
+    if (pl.cma && !rcontig) s->tmp_bytes = pl.total;
     for (int h = 0; h < nn; h++) {
         const int o = origin_of(&pl, j, h);
         for (int64_t k = cur.qstart[h]; k < cur.qstart[h + 1]; k++) {
@@ -347,11 +397,39 @@ int convoy__allgatherv_node_segment(const convoy__args *a, convoy__schedule *s)
                                                   (a->displs[u->rank] + u->e0) * ext, u->n);
             const convoy__region sg =
                 convoy__reg(CONVOY_BUF_SHM, CONVOY_T_BYTE,
-                            pl.direct ? u->pack : (k % pl.nslots) * pl.slot, u->n * es);
+                            pl.nslots ? (k % pl.nslots) * pl.slot : u->pack, u->n * es);
             int have = -1; /* after this step the unit is where my send takes it from */
             int mine = -1; /* my read or write of the unit's segment bytes */
             deplist d = {dv, 0};
-            if (pl.direct) {
+            if (pl.cma && share) {
+                const int64_t bytes = u->n * es;
+                const convoy__region word = convoy__reg(CONVOY_BUF_SHM, CONVOY_T_BYTE, k * 8, 8);
+                const convoy__region packed =
+                    rcontig ? convoy__reg(CONVOY_BUF_RECV, CONVOY_T_BYTE,
+                                          (a->displs[u->rank] + u->e0) * ext, bytes)
+                            : convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, u->pack, bytes);
+                if (w == me) {
+                    have = h == 0 ? own : rstep[k];
+                    int pre = have;
+                    convoy__region src = packed;
+                    if (h == 0 && from_send) {
+                        src = convoy__reg(CONVOY_BUF_SEND, CONVOY_T_BYTE, u->e0 * es, bytes);
+                        pre = -1;
+                    } else if (!rcontig) {
+                        pre = convoy__add_copy(s, rb, packed, CONVOY_DEP(have));
+                    }
+                    dep(&d, convoy__add_publish(s, src, word, CONVOY_DEP(pre)));
+                    dep(&d, prev_w);
+                    prev_w = convoy__add_notify(s, F_WRITTEN, (uint32_t)(widx[k] + 1), d.n, d.v);
+                } else {
+                    const int wt = wait_on(s, lastwait, w, F_WRITTEN, widx[k] + 1);
+                    have = convoy__add_read(s, w, word, packed, CONVOY_DEP(wt));
+                    reads[nreads++] = have;
+                    if (!rcontig) have = convoy__add_copy(s, packed, rb, CONVOY_DEP(have));
+                }
+            } else if (pl.cma) {
+                have = h == 0 ? own : rstep[k]; /* a node of one process */
+            } else if (pl.direct) {
                 if (w == me) {
                     if (h == 0) {
                         dep(&d, own);
@@ -413,8 +491,15 @@ int convoy__allgatherv_node_segment(const convoy__args *a, convoy__schedule *s)
             if (lastsend) lastsend[(int64_t)to * CONVOY_STEP_TAGS + tag] = st;
         }
     }
+    /* Single copy: a process says it has read everything (F_DONE), and returns its buffers
+     * only when every node peer has said so. */
+    if (pl.cma && share) {
+        convoy__add_notify(s, F_DONE, 1, nreads, reads);
+        for (int q = 0; q < ppn; q++)
+            if (q != me) wait_on(s, lastwait, q, F_DONE, 1);
+    }
     /* Every process declares the flags and the segment, so that the node agrees. */
-    s->nflags = NS_FLAGS;
+    s->nflags = nflags;
     if (s->shm_bytes < pl.seg_bytes) s->shm_bytes = pl.seg_bytes;
 done:
     node_free(&cur);
@@ -427,6 +512,7 @@ done:
     free(lastsend);
     free(dv);
     free(lastwait);
+    free(reads);
     plan_free(&pl);
     return rc ? rc : s->err;
 }
@@ -448,9 +534,13 @@ double convoy__allgatherv_node_segment_cost(const convoy__args *a, const convoy_
             if ((double)(pl.total - d) / n > bytes) bytes = (double)(pl.total - d) / n;
         }
         /* Plus two flag handshakes: the node's writes seen by its readers, and the gate
-         * that releases the segment to the next operation (executor). */
-        c = m->alpha * msgs + m->beta * bytes + m->gamma / 2 * (double)pl.total +
-            2 * convoy__flag_cost(m);
+         * that releases the segment to the next operation (executor). Single copy: a
+         * process copies only what others hold (no copy into the segment), one system call
+         * (about a flag handshake) per unit, and a third handshake (the readers' done). */
+        const double ppn = t->max_ppn,
+                     copied = pl.cma ? (double)pl.total * (ppn - 1) / ppn : (double)pl.total;
+        c = m->alpha * msgs + m->beta * bytes + m->gamma / 2 * copied +
+            (pl.cma ? 3 + (double)pl.nu * (ppn - 1) / ppn : 2) * convoy__flag_cost(m);
     }
     plan_free(&pl);
     return c;
@@ -461,6 +551,11 @@ void convoy__allgatherv_node_segment_explain(const convoy__args *a, char *buf, s
     ns_plan pl;
     if (plan_make(a, &pl) != CONVOY_OK) {
         snprintf(buf, len, "not applicable (segment of %lld bytes)", (long long)a->shm_bytes);
+    } else if (pl.cma) {
+        snprintf(buf, len,
+                 "single copy: %lld bytes, %lld units read from node peers' buffers by "
+                 "cross-memory attach",
+                 (long long)pl.total, (long long)pl.nu);
     } else if (pl.direct) {
         snprintf(buf, len,
                  "direct: the packed result (%lld bytes) fits the segment (%lld); %lld units",
