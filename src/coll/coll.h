@@ -117,13 +117,17 @@ typedef struct convoy__args {
                           MINLOC, ...) */
     int counts_local;  /* Gatherv, Scatterv: the counts are known at the root only (a
                           nonblocking call): rcounts is NULL elsewhere */
-    int packed;        /* rooted children of lane/hier builders: both buffers hold packed
-                          bytes (regions of type T_BYTE; stype, rtype describe bytes) */
+    int packed;        /* rooted children of lane/hier builders (CONVOY_PACKED_*): which
+                          regions hold packed bytes (T_BYTE; their type described as bytes) */
     int64_t shm_bytes; /* node segment data bytes available to the schedule (0: none) */
     convoy__machine machine; /* the communicator's machine parameters (same on all ranks) */
     int nparams;
     convoy__param params[CONVOY_MAX_PARAMS];
 } convoy__args;
+
+/* args.packed: this rank's own block (Gather: what it sends, Scatter: where its block
+ * goes) is packed bytes; the root's vector is (a lane's relay holds it packed). */
+enum { CONVOY_PACKED_OWN = 1, CONVOY_PACKED_VEC = 2 };
 
 /* The collective whose arguments coll's builders get (Allgather: allgatherv's; the block
  * form: reduce_scatter's); coll itself for the others. */
