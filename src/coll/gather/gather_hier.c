@@ -14,7 +14,7 @@
  *
  * Zero copy, and how it is checked: a leader holds its node's n m bytes (1/N of the
  * message), the others nothing (the root: only runs a Gatherv spaces unevenly);
- * `--expect-tmp-max "n*m"` (check_rooted_hier_zero_copy).
+ * `--expect-tmp-max "n*m"` (check_rooted_hier_zero_copy_n*).
  *
  * Bytes leaving each node (regular layout, N nodes of n processes, m bytes per process):
  * n m from every node but the root's, all through its leader (the other processes send

@@ -21,7 +21,7 @@
  *
  * Zero copy, and how it is checked: no process packs its own block; a relay q_j holds its
  * lanes' blocks, (N - 1) m bytes per lane on regular layouts, 1/n of the message, and the
- * root none. `convoy-check --expect-tmp-max "(N-1)*m"` (check_rooted_lane_zero_copy) fails
+ * root none. `convoy-check --expect-tmp-max "(N-1)*m"` (check_rooted_lane_zero_copy_n*) fails
  * any schedule tree that allocates more on some rank (the message is N n m bytes).
  *
  * Bytes leaving each node (regular layout, N nodes of n processes, m bytes per process):

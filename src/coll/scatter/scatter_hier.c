@@ -12,7 +12,7 @@
  *
  * Zero copy, and how it is checked: a leader holds its node's n m bytes, the root nothing
  * (but runs a Scatterv spaces unevenly); `--expect-tmp-max "n*m"`
- * (check_rooted_hier_zero_copy).
+ * (check_rooted_hier_zero_copy_n*).
  *
  * Bytes leaving each node (regular layout, N nodes of n processes, m bytes per process):
  * the root node sends (N - 1) n m, all from the root; every other node receives n m, all

@@ -19,7 +19,7 @@
  *
  * Zero copy, and how it is checked: nobody unpacks; a relay holds (N - 1) m bytes per lane
  * it roots on regular layouts, the root nothing (`--expect-tmp-max "(N-1)*m"`,
- * check_rooted_lane_zero_copy).
+ * check_rooted_lane_zero_copy_n*).
  *
  * Bytes leaving each node (regular layout, N nodes of n processes, m bytes per process):
  * the root node sends (N - 1) n m, (N - 1) m per process (lane); every other node receives
