@@ -389,6 +389,13 @@ int convoy__lane_node_rs(convoy__schedule *s, const convoy__args *a, const convo
 int convoy__lane_node_skip(convoy__schedule *s, const convoy__topo *t);
 /* Groups of n consecutive lane blocks on a node of n processes, the most on any node. */
 int convoy__lane_node_groups(const convoy__topo *t);
+/* The lane phase of both full-lane Reduces: block j reduced on virtual lane j (lane topology
+ * lt) to its member on the root's node, from send (into recv) rebased at the block's offset,
+ * in place where inplace; a child per lane (placeholders where this process serves none),
+ * each after dep; lanes[j] its step (-1: none). */
+void convoy__lane_reduces(convoy__schedule *s, const convoy__args *a, const convoy__topo *lt,
+                          convoy__region send, convoy__region recv, int inplace, int dep,
+                          int *lanes);
 
 /* scan and exscan (one file per algorithm serves both: a->coll tells which) */
 int convoy__scan_linear(const convoy__args *a, convoy__schedule *s);
