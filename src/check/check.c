@@ -287,8 +287,16 @@ static int check_region(const vctx *v, const convoy__schedule *s, const convoy__
         return 1;
     }
     if (g->count == 0) return 0;
-    int64_t bytes = g->count * v->tsb[g->tslot];
+    /* A strided region spans from its first block's start to its last block's end. */
+    int64_t bytes = g->count * v->tsb[g->tslot] + (g->nblk > 1 ? (g->nblk - 1) * g->stride : 0);
     int64_t size = buf_size(v, s, g->buf);
+    if (g->nblk > 1 && (g->stride < g->count * v->tsb[g->tslot] || g->buf == CONVOY_BUF_SHM)) {
+        snprintf(why, len,
+                 "strided region of %d blocks %lld bytes apart (overlapping or in the "
+                 "segment)",
+                 g->nblk, (long long)g->stride);
+        return 1;
+    }
     if (g->buf == CONVOY_BUF_SEND && v->inplace) {
         snprintf(why, len, "uses the send buffer although it is MPI_IN_PLACE");
         return 1;
@@ -1021,11 +1029,13 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         } else if ((rc = convoy__dist_counts(c->counts, P, c->base, c->seed, d.rcounts))) {
             goto cleanup;
         }
-        if (c->coll == CONVOY_COLL_ALLGATHER) {
-            /* MPI_Allgather's blocks are packed in rank order. */
+        if (c->coll == CONVOY_COLL_ALLGATHER || coll == CONVOY_COLL_GATHER ||
+            coll == CONVOY_COLL_SCATTER) {
+            /* MPI_Allgather's, MPI_Gather's and MPI_Scatter's blocks are packed in rank
+             * order (the v-forms have gaps and shuffled blocks). */
             for (int i = 0; i < P; i++)
                 d.displs[i] = i * d.rcounts[i];
-            d.rcells = P * c->base;
+            d.rcells = P * d.rcounts[0];
         } else {
             make_displs(&d, c->seed);
         }

@@ -341,8 +341,9 @@ static int regular_data(const convoy__check_case *c)
 
 /* A formula over the case: + - * / and parentheses on integers and the variables N (nodes),
  * n (largest node), P (processes), c (bytes of an element), m (bytes of a process's block:
- * count x c for allgather(v) and reduce_scatter(_block) with regular counts, the vector's
- * bytes for allreduce). Returns 0 and the value, or -1 on a syntax error. */
+ * count x c for allgather(v), reduce_scatter(_block), gatherv and scatterv with regular
+ * counts and for gather and scatter, the vector's bytes for allreduce). Returns 0 and the value, or
+ * -1 on a syntax error. */
 typedef struct fctx {
     const char *p;
     double N, n, P, c, m;
@@ -413,7 +414,10 @@ static int formula(const char *expr, const convoy__check_case *c, const convoy__
     const int base = convoy__coll_base(c->coll);
     fctx f = {
         .p = expr, .N = t->nnodes, .n = t->max_ppn, .P = t->size, .c = (double)st->cell_bytes};
-    f.m = (double)(base == CONVOY_COLL_ALLREDUCE ? c->count : c->base) * f.c;
+    /* Cases with one count (Allreduce: the vector; Gather, Scatter: each rank's block). */
+    const int one =
+        base == CONVOY_COLL_ALLREDUCE || base == CONVOY_COLL_GATHER || base == CONVOY_COLL_SCATTER;
+    f.m = (double)(one ? c->count : c->base) * f.c;
     *val = f_sum(&f);
     f_space(&f);
     return f.bad || *f.p ? -1 : 0;

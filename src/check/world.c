@@ -467,7 +467,7 @@ static int t_peer_read(void *ctx, int q, const void *slot, void *dst, int64_t by
 /* --- the transport ------------------------------------------------------------------- */
 
 static int post(chk_rank *r, int is_send, int peer, int tag, void *buf, int64_t count, int tslot,
-                void **req)
+                const convoy__region *shape, void **req)
 {
     chk_world *w = r->w;
     const char *what = is_send ? "send" : "receive";
@@ -482,7 +482,16 @@ static int post(chk_rank *r, int is_send, int peer, int tag, void *buf, int64_t 
         return chk_fail(w, "rank %d: %s of %lld elements of type slot %d", r->rank, what,
                         (long long)count, tslot);
     int64_t bytes = count * w->tslot_bytes[tslot], so;
+    const int64_t nblk = shape ? shape->nblk : 1, stride = shape ? shape->stride : 0;
+    /* A strided region (a vector type): every block in bounds, none in the segment. */
+    for (int64_t k = 1; k < nblk; k++) {
+        if (resolve(r, (char *)buf + k * stride, bytes, !is_send, what, &so))
+            return CONVOY_ERR_INTERN;
+        if (so >= 0) return chk_fail(w, "rank %d: strided %s in the node segment", r->rank, what);
+    }
     if (resolve(r, buf, bytes, !is_send, what, &so)) return CONVOY_ERR_INTERN;
+    if (so >= 0 && nblk > 1)
+        return chk_fail(w, "rank %d: strided %s in the node segment", r->rank, what);
     if (so >= 0 && (is_send ? shm_read(w, r, so, bytes, 1) : shm_write(w, r, so, bytes, 1)))
         return CONVOY_ERR_INTERN;
     if (!is_send && x_write(w, r, buf, bytes, 1)) return CONVOY_ERR_INTERN;
@@ -500,7 +509,10 @@ static int post(chk_rank *r, int is_send, int peer, int tag, void *buf, int64_t 
     q->tag = tag;
     q->chan = ci;
     q->buf = buf;
-    q->bytes = bytes;
+    q->bytes = bytes * nblk;
+    q->nblk = nblk;
+    q->blen = bytes;
+    q->stride = stride;
     q->seq = w->seq++;
     q->shm_off = so;
     q->x_pending = !is_send && r->xw;
@@ -522,12 +534,23 @@ static int post(chk_rank *r, int is_send, int peer, int tag, void *buf, int64_t 
 static int t_isend(void *ctx, int peer, int tag, const void *buf, int64_t count, int tslot,
                    void **req)
 {
-    return post(ctx, 1, peer, tag, (void *)buf, count, tslot, req);
+    return post(ctx, 1, peer, tag, (void *)buf, count, tslot, NULL, req);
 }
 
 static int t_irecv(void *ctx, int peer, int tag, void *buf, int64_t count, int tslot, void **req)
 {
-    return post(ctx, 0, peer, tag, buf, count, tslot, req);
+    return post(ctx, 0, peer, tag, buf, count, tslot, NULL, req);
+}
+
+static int t_isendv(void *ctx, int peer, int tag, const void *buf, const convoy__region *r,
+                    void **req)
+{
+    return post(ctx, 1, peer, tag, (void *)buf, r->count, r->tslot, r, req);
+}
+
+static int t_irecvv(void *ctx, int peer, int tag, void *buf, const convoy__region *r, void **req)
+{
+    return post(ctx, 0, peer, tag, buf, r->count, r->tslot, r, req);
 }
 
 static int t_test(void *ctx, void **req, int *done)
@@ -715,7 +738,15 @@ static void do_match(chk_world *w, int ci)
                  sr->rank, (long long)s->bytes, dr->rank, s->tag, (long long)d->bytes);
         return;
     }
-    if (s->bytes > 0) memmove(d->buf, s->buf, (size_t)s->bytes);
+    /* The data moves as one stream of bytes from the sender's blocks into the receiver's. */
+    for (int64_t k = 0; k < s->bytes;) {
+        const int64_t so = k % s->blen, doff = k % d->blen;
+        int64_t n = s->blen - so < d->blen - doff ? s->blen - so : d->blen - doff;
+        if (n > s->bytes - k) n = s->bytes - k;
+        memmove(d->buf + k / d->blen * d->stride + doff, s->buf + k / s->blen * s->stride + so,
+                (size_t)n);
+        k += n;
+    }
     if (w->sync) {
         d->know_op = s->know_op;
         memcpy(d->know, s->know, (size_t)w->kw * sizeof *d->know);
@@ -994,6 +1025,8 @@ int chk_world_init(chk_world *w, uint64_t seed)
         t->tag_ub = CHK_TAG_UB;
         t->isend = t_isend;
         t->irecv = t_irecv;
+        t->isendv = t_isendv;
+        t->irecvv = t_irecvv;
         t->test = t_test;
         t->cancel = t_cancel;
         t->copy = t_copy;

@@ -124,14 +124,18 @@ typedef struct convoy__args {
                           MINLOC, ...) */
     int counts_local;  /* Gatherv, Scatterv: the counts are known at the root only (a
                           nonblocking call): rcounts is NULL elsewhere */
-    int packed;        /* rooted children of lane/hier builders: both buffers hold packed
-                          bytes (regions of type T_BYTE; stype, rtype describe bytes) */
+    int packed;        /* rooted children of lane/hier builders (CONVOY_PACKED_*): which
+                          regions hold packed bytes (T_BYTE; their type described as bytes) */
     int64_t shm_bytes; /* node segment data bytes available to the schedule (0: none) */
     int cma;           /* with a segment: node peers' buffers may be read (CONVOY_STEP_READ) */
     convoy__machine machine; /* the communicator's machine parameters (same on all ranks) */
     int nparams;
     convoy__param params[CONVOY_MAX_PARAMS];
 } convoy__args;
+
+/* args.packed: this rank's own block (Gather: what it sends, Scatter: where its block
+ * goes) is packed bytes; the root's vector is (a lane's relay holds it packed). */
+enum { CONVOY_PACKED_OWN = 1, CONVOY_PACKED_VEC = 2 };
 
 /* The collective whose arguments coll's builders get (Allgather: allgatherv's; the block
  * form: reduce_scatter's); coll itself for the others. */
@@ -393,6 +397,13 @@ int convoy__lane_node_rs(convoy__schedule *s, const convoy__args *a, const convo
 int convoy__lane_node_skip(convoy__schedule *s, const convoy__topo *t);
 /* Groups of n consecutive lane blocks on a node of n processes, the most on any node. */
 int convoy__lane_node_groups(const convoy__topo *t);
+/* The lane phase of both full-lane Reduces: block j reduced on virtual lane j (lane topology
+ * lt) to its member on the root's node, from send (into recv) rebased at the block's offset,
+ * in place where inplace; a child per lane (placeholders where this process serves none),
+ * each after dep; lanes[j] its step (-1: none). */
+void convoy__lane_reduces(convoy__schedule *s, const convoy__args *a, const convoy__topo *lt,
+                          convoy__region send, convoy__region recv, int inplace, int dep,
+                          int *lanes);
 
 /* scan and exscan (one file per algorithm serves both: a->coll tells which) */
 int convoy__scan_linear(const convoy__args *a, convoy__schedule *s);

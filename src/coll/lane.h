@@ -66,8 +66,9 @@
  * (the node allgather of the full-lane Allgather), Convoy runs one node allgatherv per
  * source node instead, all in one bundle (the blocks of one node are adjacent on
  * consecutive layouts, and each block is its own message on the others): more messages
- * inside the node, no strided region kind, no copies and no scratch. The checker asserts
- * the scratch a schedule tree allocates (convoy-check --expect-tmp-max 0).
+ * inside the node, no copies and no scratch (the rooted Gather/Scatter do use strided
+ * regions: rooted_lane.h). The checker asserts the scratch a schedule tree allocates
+ * (convoy-check --expect-tmp-max 0).
  */
 #ifndef CONVOY_LANE_H
 #define CONVOY_LANE_H

@@ -35,7 +35,9 @@ int64_t convoy__rooted_total(const convoy__args *a)
 convoy__region convoy__rooted_block(const convoy__args *a, int i)
 {
     const int g = convoy__rooted_gathers(a);
-    const int slot = a->packed ? CONVOY_T_BYTE : g ? CONVOY_T_RECV : CONVOY_T_SEND;
+    const int slot = a->packed & CONVOY_PACKED_VEC ? CONVOY_T_BYTE
+                     : g                           ? CONVOY_T_RECV
+                                                   : CONVOY_T_SEND;
     return convoy__reg(g ? CONVOY_BUF_RECV : CONVOY_BUF_SEND, slot, a->displs[i] * vtype(a)->extent,
                        a->rcounts[i]);
 }
@@ -45,9 +47,9 @@ convoy__region convoy__rooted_own(const convoy__args *a)
     if (a->inplace) return convoy__rooted_block(a, a->topo->rank);
     const int g = convoy__rooted_gathers(a);
     return convoy__reg(g ? CONVOY_BUF_SEND : CONVOY_BUF_RECV,
-                       a->packed ? CONVOY_T_BYTE
-                       : g       ? CONVOY_T_SEND
-                                 : CONVOY_T_RECV,
+                       a->packed & CONVOY_PACKED_OWN ? CONVOY_T_BYTE
+                       : g                           ? CONVOY_T_SEND
+                                                     : CONVOY_T_RECV,
                        0, a->count);
 }
 

@@ -1,8 +1,10 @@
-/* The plan of the hierarchical Gather(v) and Scatter(v) (see rooted_hier.h). */
+/*
+ * The hierarchical Gather(v) and Scatter(v) (gather_hier.c, scatter_hier.c say what they do
+ * and cost), both directions in one builder: a Scatter is the Gather run backwards.
+ */
 #include <stdlib.h>
-#include <string.h>
 
-#include "coll/rooted_hier.h"
+#include "coll/rooted_lane.h"
 
 int64_t convoy__rooted_hier_in_node(const convoy__args *a, int l, int q)
 {
@@ -12,73 +14,119 @@ int64_t convoy__rooted_hier_in_node(const convoy__args *a, int l, int q)
     return off;
 }
 
-static int64_t node_bytes(const convoy__args *a, int l)
+/* Node l's ranks in node-rank order (the order of its packed blocks) and their runs. */
+static int node_runs(const convoy__args *a, int l, int32_t *rk, convoy__rooted_run *runs)
 {
-    return convoy__rooted_hier_in_node(a, l, a->topo->node_size[l]);
+    const int n = a->topo->node_size[l];
+    for (int q = 0; q < n; q++)
+        rk[q] = convoy__topo_rank_at(a->topo, l, q);
+    return convoy__rooted_runs(a, rk, n, runs);
 }
 
-int convoy__rooted_hier_plan(const convoy__args *a, convoy__rooted_hier *h)
+/* Node rank q's block in its leader's scratch (the node's blocks packed in node-rank order;
+ * rk: the node's ranks). The leader's end of a message, whose other end is q's own block in
+ * q's own types. */
+static convoy__region piece(const convoy__args *a, const int32_t *rk, int q)
 {
     const convoy__topo *t = a->topo;
-    const int N = t->nnodes;
-    memset(h, 0, sizeof *h);
-    h->R = t->node_of[a->root];
-    h->r0 = t->node_rank_of[a->root];
-    h->lead = h->r0 % t->ppn;
-    h->noff = malloc((size_t)(t->ppn + 1) * sizeof *h->noff);
-    h->rc = malloc(2 * (size_t)N * sizeof *h->rc);
-    h->map = malloc((size_t)N * sizeof *h->map);
-    if (!h->noff || !h->rc || !h->map || convoy__lane_group_topo(&h->lane, N, t->node)) {
-        free(h->noff), free(h->rc), free(h->map);
-        return CONVOY_ERR_NO_MEM;
-    }
-    for (int q = 0; q <= t->ppn; q++)
-        h->noff[q] = convoy__rooted_hier_in_node(a, t->node, q);
-    int64_t pos = 0;
-    for (int l = 0; l < N; l++) {
-        h->rc[l] = l == h->R ? 0 : node_bytes(a, l);
-        h->rc[N + l] = pos;
-        pos += h->rc[l];
-    }
-    const convoy__dtype byte = {1, 1, 0, 1};
-    const int g = convoy__rooted_gathers(a);
-    convoy__lane_sub_args(a, g ? CONVOY_COLL_GATHERV : CONVOY_COLL_SCATTERV, &h->lane, 1, &h->sub);
-    h->sub.rcounts = h->rc;
-    h->sub.displs = h->rc + N;
-    h->sub.stype = h->sub.rtype = byte;
-    h->sub.packed = 1;
-    h->sub.counts_local = 0;
-    h->sub.root = h->R;
-    h->sub.count = h->rc[t->node];
-    convoy__lane_map(t, h->r0, h->map);
-    h->tmp = t->rank == a->root        ? pos
-             : t->node == h->R         ? 0
-             : t->node_rank == h->lead ? h->noff[t->ppn]
-                                       : convoy__rooted_bytes(a, t->rank);
-    return 0;
+    return convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, convoy__rooted_hier_in_node(a, t->node, q),
+                       convoy__rooted_bytes(a, rk[q]));
 }
 
-void convoy__rooted_hier_free(convoy__rooted_hier *h)
+/* The leader's end of the message of region r with node rank q: a Gather receives it, a
+ * Scatter sends it. */
+static int near_end(const convoy__args *a, convoy__schedule *s, int q, convoy__region r, int ndeps,
+                    const int *deps)
 {
-    convoy__topo_free(&h->lane);
-    free(h->noff);
-    free(h->rc);
-    free(h->map);
+    if (r.count == 0) return -1;
+    return convoy__rooted_gathers(a) ? convoy__add_recv(s, CONVOY_COMM_NODE, q, 0, r, ndeps, deps)
+                                     : convoy__add_send(s, CONVOY_COMM_NODE, q, 0, r, ndeps, deps);
+}
+
+int convoy__rooted_hier_build(const convoy__args *a, convoy__schedule *s)
+{
+    const convoy__topo *t = a->topo;
+    const int g = convoy__rooted_gathers(a), R = t->node_of[a->root];
+    const int r0 = t->node_rank_of[a->root], lead = r0 % t->ppn;
+    int32_t *rk = malloc((size_t)t->max_ppn * sizeof *rk);
+    convoy__rooted_run *runs = malloc((size_t)t->max_ppn * sizeof *runs);
+    int64_t tmp = 0;
+    if (!rk || !runs) {
+        free(rk), free(runs);
+        return s->err = CONVOY_ERR_NO_MEM;
+    }
+    if (t->rank == a->root) {
+        /* The root: its node's blocks straight from (into) their processes, every other
+         * node's from (to) its leader, one message per run, straight in the vector. */
+        const int64_t own = convoy__rooted_bytes(a, a->root);
+        if (!a->inplace && own > 0)
+            g ? convoy__add_copy(s, convoy__rooted_own(a), convoy__rooted_block(a, a->root), 0,
+                                 NULL)
+              : convoy__add_copy(s, convoy__rooted_block(a, a->root), convoy__rooted_own(a), 0,
+                                 NULL);
+        for (int q = 0; q < t->ppn; q++)
+            if (q != r0)
+                convoy__rooted_run_root(a, s, CONVOY_COMM_NODE, q, 0,
+                                        &t->members[t->node_first[R] + q], 1, &tmp);
+        for (int l = 0; l < t->nnodes; l++) {
+            if (l == R) continue;
+            const int nr = node_runs(a, l, rk, runs);
+            const int leader = convoy__topo_rank_at(t, l, r0 % t->node_size[l]);
+            for (int u = 0; u < nr; u++)
+                convoy__rooted_run_root(a, s, CONVOY_COMM_ALL, leader, 1 + u, rk + runs[u].first,
+                                        runs[u].n, &tmp);
+        }
+    } else if (t->node == R || t->node_rank != lead) {
+        /* Straight to (from) the root, or to (from) the node's leader, in the user's types. */
+        convoy__rooted_run_far(a, s, CONVOY_COMM_NODE, t->node == R ? r0 : lead, 0,
+                               convoy__rooted_own(a), 0, NULL);
+    } else {
+        /* A leader: its node's blocks packed in node-rank order in its scratch, exchanged with
+         * the processes (their own types on their end) and with the root (one run each). */
+        const int me = t->node_rank;
+        const int64_t mine = convoy__rooted_bytes(a, t->rank),
+                      at = convoy__rooted_hier_in_node(a, t->node, me);
+        const convoy__region own = convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, at, mine);
+        tmp = convoy__rooted_hier_in_node(a, t->node, t->ppn);
+        const int nr = node_runs(a, t->node, rk, runs);
+        convoy__lane_deps in = {0}; /* Gather: the node's blocks; Scatter: the runs */
+        if (g && mine > 0)
+            convoy__lane_deps_add(&in, convoy__add_copy(s, convoy__rooted_own(a), own, 0, NULL), s);
+        for (int q = 0; g && q < t->ppn; q++)
+            if (q != me) convoy__lane_deps_add(&in, near_end(a, s, q, piece(a, rk, q), 0, NULL), s);
+        int64_t o = 0;
+        for (int u = 0; u < nr; u++) {
+            int64_t b = 0;
+            for (int v = 0; v < runs[u].n; v++)
+                b += convoy__rooted_bytes(a, rk[runs[u].first + v]);
+            const int step = convoy__rooted_run_far(
+                a, s, CONVOY_COMM_ALL, a->root, 1 + u,
+                convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, o, b), g ? in.n : 0, in.v);
+            if (!g) convoy__lane_deps_add(&in, step, s);
+            o += b;
+        }
+        for (int q = 0; !g && q < t->ppn; q++)
+            if (q != me) near_end(a, s, q, piece(a, rk, q), in.n, in.v);
+        if (!g && mine > 0) convoy__add_copy(s, own, convoy__rooted_own(a), in.n, in.v);
+        convoy__lane_deps_free(&in);
+    }
+    s->tmp_bytes = tmp;
+    free(rk);
+    free(runs);
+    return s->err;
 }
 
 double convoy__rooted_hier_cost(const convoy__args *a, const convoy__machine *m)
 {
     const convoy__topo *t = a->topo;
     const int R = t->node_of[a->root];
-    const int64_t total = convoy__rooted_total(a), onR = node_bytes(a, R);
-    convoy__args b = *a;
-    b.machine = *m;
-    b.stype = b.rtype = (convoy__dtype){1, 1, 0, 1};
-    b.counts_local = 0;
-    b.root = R;
-    const convoy__machine node = convoy__lane_level(m, 0);
+    const int64_t total = convoy__rooted_total(a),
+                  onR = convoy__rooted_hier_in_node(a, R, t->node_size[R]);
     const int64_t per_node = t->nnodes > 1 ? (total - onR) / (t->nnodes - 1) : 0;
-    return (t->max_ppn - 1) * node.alpha + node.beta * (double)(per_node + onR) +
-           convoy__lane_cost_equal(&b, CONVOY_COLL_GATHERV, t->nnodes, 1, per_node) +
-           m->gamma * 2.0 * (double)(total - onR);
+    const convoy__machine node = convoy__lane_level(m, 0), net = convoy__lane_level(m, 1);
+    /* The leaders collect (hand out) their nodes' blocks while the root does so on its node;
+     * then the root takes (gives) one message per node (a run: one on regular layouts). */
+    const int nmax = t->max_ppn;
+    return (nmax - 1) * node.alpha + node.beta * (double)(per_node > onR ? per_node : onR) +
+           (t->nnodes - 1) * net.alpha + net.beta * (double)(total - onR);
 }

@@ -1,7 +1,7 @@
 /* The tree of the k-ported Gather(v) and Scatter(v) (see rooted_klane.h). */
 #include <stdlib.h>
 
-#include "coll/rooted_hier.h"
+#include "coll/rooted_lane.h"
 #include "coll/rooted_klane.h"
 
 int convoy__rooted_klane_applicable(const convoy__args *a)

@@ -1,86 +1,233 @@
 /*
- * The lane layout the full-lane Gather(v) and Scatter(v) share (gather_lane.c,
- * scatter_lane.c): which bytes travel in which virtual lane, and where they are packed.
+ * The full-lane Gather(v) and Scatter(v) (gather_lane.c, scatter_lane.c say what they do
+ * and cost) and the runs both they and the hierarchical versions use (rooted_lane.h).
  */
 #include <stdlib.h>
 
 #include "coll/rooted_lane.h"
 
-int convoy__rooted_lane_plan(const convoy__args *a, convoy__rooted_lane *p)
+int convoy__rooted_runs(const convoy__args *a, const int32_t *rk, int k, convoy__rooted_run *runs)
 {
-    const convoy__topo *t = a->topo;
-    const int N = t->nnodes, L = convoy__lane_count(t);
-    p->N = N;
-    p->L = L;
-    p->R = t->node_of[a->root];
-    p->nR = t->node_size[p->R];
-    p->r0 = t->node_rank_of[a->root];
-    p->base = malloc((size_t)(L + 1) * sizeof *p->base);
-    p->loff = malloc((size_t)L * (N + 1) * sizeof *p->loff);
-    p->map = malloc((size_t)N * sizeof *p->map);
-    if (!p->base || !p->loff || !p->map) {
-        convoy__rooted_lane_free(p);
-        return CONVOY_ERR_NO_MEM;
+    int nr = 0;
+    for (int i = 0; i < k;) {
+        const int64_t b = convoy__rooted_bytes(a, rk[i]);
+        int n = 1;
+        while (i + n < k && convoy__rooted_bytes(a, rk[i + n]) == b && rk[i + 1] > rk[i] &&
+               rk[i + n] - rk[i + n - 1] == rk[i + 1] - rk[i])
+            n++;
+        runs[nr++] = (convoy__rooted_run){i, n};
+        i += n;
     }
-    p->base[0] = 0;
-    for (int j = 0; j < L; j++) {
-        int64_t *o = p->loff + (size_t)j * (N + 1);
-        o[0] = 0;
-        for (int l = 0; l < N; l++) {
-            const int r = l != p->R && t->node_size[l] > j ? convoy__topo_rank_at(t, l, j) : -1;
-            o[l + 1] = o[l] + (r >= 0 ? convoy__rooted_bytes(a, r) : 0);
+    return nr;
+}
+
+int convoy__rooted_run_root(const convoy__args *a, convoy__schedule *s, int comm, int peer, int tag,
+                            const int32_t *rk, int n, int64_t *tmp)
+{
+    const int g = convoy__rooted_gathers(a);
+    int64_t bytes = 0;
+    for (int k = 0; k < n; k++)
+        bytes += convoy__rooted_bytes(a, rk[k]);
+    if (bytes == 0) return -1;
+    /* Evenly spaced in the vector (and apart): one strided region, the paper's vector type. */
+    convoy__region r = convoy__rooted_block(a, rk[0]);
+    const int64_t d = n > 1 ? a->displs[rk[1]] - a->displs[rk[0]] : 0;
+    int even = n == 1 || d >= a->rcounts[rk[0]];
+    for (int k = 2; k < n && even; k++)
+        even = a->displs[rk[k]] - a->displs[rk[k - 1]] == d;
+    if (even) {
+        r = convoy__reg_strided(r.buf, r.tslot, r.off, r.count, n,
+                                d * (g ? a->rtype.extent : a->stype.extent));
+        return g ? convoy__add_recv(s, comm, peer, tag, r, 0, NULL)
+                 : convoy__add_send(s, comm, peer, tag, r, 0, NULL);
+    }
+    /* Otherwise through scratch of the run's size, unpacked after (packed before). */
+    int64_t at = *tmp;
+    const convoy__region packed = convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, at, bytes);
+    *tmp += bytes;
+    int last = g ? convoy__add_recv(s, comm, peer, tag, packed, 0, NULL) : -1;
+    const int got = last;
+    for (int k = 0; k < n; k++) {
+        const int64_t b = convoy__rooted_bytes(a, rk[k]);
+        const convoy__region piece = convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, at, b);
+        at += b;
+        if (b == 0) continue;
+        last = g ? convoy__add_copy(s, piece, convoy__rooted_block(a, rk[k]), 1, &got)
+                 : convoy__add_copy(s, convoy__rooted_block(a, rk[k]), piece, CONVOY_DEP(last));
+    }
+    return g ? last : convoy__add_send(s, comm, peer, tag, packed, CONVOY_DEP(last));
+}
+
+int convoy__rooted_run_far(const convoy__args *a, convoy__schedule *s, int comm, int peer, int tag,
+                           convoy__region r, int ndeps, const int *deps)
+{
+    if (r.count == 0) return -1;
+    return convoy__rooted_gathers(a) ? convoy__add_send(s, comm, peer, tag, r, ndeps, deps)
+                                     : convoy__add_recv(s, comm, peer, tag, r, ndeps, deps);
+}
+
+/* The full-lane builder's view of one call. Lane j is rooted at the root node's process
+ * q_j = j mod n_R; a lane rooted elsewhere than at the root is relayed by q_j through its
+ * area of the scratch (aoff[j]), its members' blocks packed in node order. */
+typedef struct lane_plan {
+    const convoy__args *a;
+    int N, L, R, nR, r0, g;
+    int64_t *aoff;            /* [L] lane j's area in my scratch (-1: I do not relay it) */
+    int32_t *rk, *map;        /* [N] a lane's ranks off the root node, its members */
+    int64_t *rc;              /* [2 N] a child's counts and displacements */
+    convoy__rooted_run *runs; /* [N] */
+    int64_t tmp;              /* scratch so far */
+    convoy__topo lane;        /* the children's topology */
+} lane_plan;
+
+/* Lane j's blocks off the root node, in node order: those of node rank j (a process
+ * serving more lanes of a smaller node carries its block in its own lane only); their
+ * ranks (p->rk), their number. */
+static int lane_ranks(lane_plan *p, int j)
+{
+    const convoy__topo *t = p->a->topo;
+    int k = 0;
+    for (int l = 0; l < p->N; l++)
+        if (l != p->R && t->node_size[l] > j) p->rk[k++] = convoy__topo_rank_at(t, l, j);
+    return k;
+}
+
+/* Lane j's child: a Gatherv/Scatterv rooted at the root node's member, which holds the
+ * vector (the root: its own; a relay: its area, packed); the others send (receive) their
+ * own blocks in their own types. */
+static int lane_child(lane_plan *p, convoy__schedule *s, int j, int ndeps, const int *deps)
+{
+    const convoy__args *a = p->a;
+    const convoy__topo *t = a->topo;
+    const int vec_root = t->rank == a->root, relay = p->aoff[j] >= 0, N = p->N;
+    convoy__args sub;
+    convoy__lane_sub_args(a, p->g ? CONVOY_COLL_GATHERV : CONVOY_COLL_SCATTERV, &p->lane, p->L,
+                          &sub);
+    int64_t off = 0;
+    for (int l = 0; l < N; l++) {
+        const int r = convoy__lane_member(t, j, l);
+        p->rc[l] = l == p->R || t->node_size[l] <= j ? 0 : a->rcounts[r];
+        p->rc[N + l] = vec_root ? a->displs[r] : off;
+        off += p->rc[l];
+    }
+    sub.rcounts = p->rc;
+    sub.displs = p->rc + N;
+    sub.counts_local = 0;
+    sub.root = p->R;
+    sub.count = t->node != p->R && t->node_rank == j ? a->count : 0;
+    sub.packed = relay ? CONVOY_PACKED_VEC : 0;
+    convoy__lane_map(t, j, p->map);
+    const convoy__region user = convoy__reg(p->g ? CONVOY_BUF_RECV : CONVOY_BUF_SEND, CONVOY_T_BYTE,
+                                            0, 0),
+                         area = convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, p->aoff[j], 0),
+                         vec = relay ? area : user,
+                         own = convoy__reg(p->g ? CONVOY_BUF_SEND : CONVOY_BUF_RECV, CONVOY_T_BYTE,
+                                           0, 0);
+    /* Least scratch: a child that packs (a tree) would copy what the root receives in place. */
+    return convoy__lane_child_flags(s, &sub, p->map, p->g ? own : vec, p->g ? vec : own,
+                                    CONVOY_LANE_LEAST_SCRATCH, ndeps, deps);
+}
+
+/* The root node's messages: its processes' own blocks with the root, straight in the user's
+ * types; each relayed lane's runs between its relay and the root (tags from 1 on, per relay,
+ * in lane and run order on both ends). Gather: a relay forwards lane j once child[j] is done;
+ * Scatter: ready[j] joins the receipts of lane j at its relay. */
+static void root_node(lane_plan *p, convoy__schedule *s, const int *child, int *ready)
+{
+    const convoy__args *a = p->a;
+    const convoy__topo *t = a->topo;
+    const int me = t->node_rank;
+    if (t->node != p->R) return;
+    if (t->rank != a->root) {
+        if (a->count > 0)
+            convoy__rooted_run_far(a, s, CONVOY_COMM_NODE, p->r0, 0, convoy__rooted_own(a), 0,
+                                   NULL);
+        for (int j = me, tag = 1; j < p->L; j += p->nR) {
+            const int k = lane_ranks(p, j), nr = convoy__rooted_runs(a, p->rk, k, p->runs);
+            convoy__lane_deps got = {0};
+            int64_t off = p->aoff[j];
+            for (int u = 0; u < nr; u++, tag++) {
+                int64_t b = 0;
+                for (int v = 0; v < p->runs[u].n; v++)
+                    b += convoy__rooted_bytes(a, p->rk[p->runs[u].first + v]);
+                const convoy__region r = convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, off, b);
+                off += b;
+                const int after = p->g ? child[j] : -1;
+                convoy__lane_deps_add(&got,
+                                      convoy__rooted_run_far(a, s, CONVOY_COMM_NODE, p->r0, tag, r,
+                                                             CONVOY_DEP(after)),
+                                      s);
+            }
+            /* One step joins the lane's receipts (Scatter: the child waits for it). */
+            if (!p->g && got.n > 0)
+                ready[j] = convoy__add_copy(s, convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, 0, 0),
+                                            convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, 0, 0), got.n,
+                                            got.v);
+            convoy__lane_deps_free(&got);
         }
-        p->base[j + 1] = p->base[j] + o[N];
+        return;
     }
-    /* Packed own block first (processes off the root node), then the lanes (root node). */
-    p->own = t->node != p->R ? convoy__rooted_bytes(a, t->rank) : 0;
-    p->tmp = p->own + (t->node == p->R ? p->base[L] : 0);
-    return 0;
+    const int64_t own = convoy__rooted_bytes(a, a->root);
+    if (!a->inplace && own > 0)
+        p->g
+            ? convoy__add_copy(s, convoy__rooted_own(a), convoy__rooted_block(a, a->root), 0, NULL)
+            : convoy__add_copy(s, convoy__rooted_block(a, a->root), convoy__rooted_own(a), 0, NULL);
+    for (int q = 0; q < p->nR; q++) {
+        if (q == p->r0) continue;
+        const int32_t r = convoy__topo_rank_at(t, p->R, q);
+        convoy__rooted_run_root(a, s, CONVOY_COMM_NODE, q, 0, &r, 1, &p->tmp);
+        for (int j = q, tag = 1; j < p->L; j += p->nR) {
+            const int k = lane_ranks(p, j), nr = convoy__rooted_runs(a, p->rk, k, p->runs);
+            for (int u = 0; u < nr; u++, tag++)
+                convoy__rooted_run_root(a, s, CONVOY_COMM_NODE, q, tag, p->rk + p->runs[u].first,
+                                        p->runs[u].n, &p->tmp);
+        }
+    }
 }
 
-void convoy__rooted_lane_free(convoy__rooted_lane *p)
-{
-    free(p->base);
-    free(p->loff);
-    free(p->map);
-    p->base = p->loff = NULL;
-    p->map = NULL;
-}
-
-void convoy__rooted_lane_child(const convoy__args *a, const convoy__rooted_lane *p, int j,
-                               const convoy__topo *lane, int64_t *rc, convoy__args *sub)
+int convoy__rooted_lane_build(const convoy__args *a, convoy__schedule *s)
 {
     const convoy__topo *t = a->topo;
-    const int64_t *o = p->loff + (size_t)j * (p->N + 1);
-    const convoy__dtype byte = {1, 1, 0, 1};
-    convoy__lane_sub_args(a,
-                          a->coll == CONVOY_COLL_GATHER    ? CONVOY_COLL_GATHERV
-                          : a->coll == CONVOY_COLL_SCATTER ? CONVOY_COLL_SCATTERV
-                                                           : a->coll,
-                          lane, t->max_ppn, sub);
-    for (int l = 0; l < p->N; l++) {
-        rc[l] = o[l + 1] - o[l];
-        rc[p->N + l] = o[l];
+    lane_plan p = {
+        .a = a, .N = t->nnodes, .L = convoy__lane_count(t), .g = convoy__rooted_gathers(a)};
+    p.R = t->node_of[a->root];
+    p.nR = t->node_size[p.R];
+    p.r0 = t->node_rank_of[a->root];
+    const int N = p.N, L = p.L;
+    p.aoff = malloc((size_t)L * sizeof *p.aoff);
+    p.rk = malloc((size_t)N * sizeof *p.rk);
+    p.map = malloc((size_t)N * sizeof *p.map);
+    p.rc = malloc(2 * (size_t)N * sizeof *p.rc);
+    p.runs = malloc((size_t)N * sizeof *p.runs);
+    int *child = calloc((size_t)L, sizeof *child), *ready = calloc((size_t)L, sizeof *ready);
+    const int ok = p.aoff && p.rk && p.map && p.rc && p.runs && child && ready &&
+                   !convoy__lane_group_topo(&p.lane, N, t->node);
+    if (ok) {
+        /* My relay areas first (root node, lanes rooted at me but not the root). */
+        for (int j = 0; j < L; j++) {
+            child[j] = ready[j] = -1;
+            p.aoff[j] = -1;
+            if (t->node != p.R || t->rank == a->root || !convoy__lane_serves(t, j)) continue;
+            p.aoff[j] = p.tmp;
+            const int k = lane_ranks(&p, j);
+            for (int i = 0; i < k; i++)
+                p.tmp += convoy__rooted_bytes(a, p.rk[i]);
+        }
+        /* Scatter: the root node first; the lanes (children, every lane in order, placeholders
+         * where I serve none) after; Gather the other way round. */
+        if (!p.g) root_node(&p, s, child, ready);
+        for (int j = 0; j < L; j++)
+            child[j] = convoy__lane_serves(t, j) ? lane_child(&p, s, j, CONVOY_DEP(ready[j]))
+                                                 : convoy__lane_placeholder(s, 0, NULL);
+        if (p.g) root_node(&p, s, child, ready);
+        s->tmp_bytes = p.tmp;
+        s->tag_blocks = 1 + L;
+        convoy__topo_free(&p.lane);
+    } else {
+        s->err = CONVOY_ERR_NO_MEM;
     }
-    sub->rcounts = rc;
-    sub->displs = rc + p->N;
-    sub->stype = sub->rtype = byte;
-    sub->packed = 1;
-    sub->counts_local = 0;
-    sub->root = p->R;
-    sub->count = rc[t->node];
-}
-
-convoy__region convoy__rooted_lane_area(const convoy__rooted_lane *p, int j)
-{
-    return convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, p->own + p->base[j],
-                       p->base[j + 1] - p->base[j]);
-}
-
-convoy__region convoy__rooted_lane_piece(const convoy__rooted_lane *p, int j, int l)
-{
-    const int64_t *o = p->loff + (size_t)j * (p->N + 1);
-    return convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, p->own + p->base[j] + o[l], o[l + 1] - o[l]);
+    free(p.aoff), free(p.rk), free(p.map), free(p.rc), free(p.runs), free(child), free(ready);
+    return s->err;
 }
 
 double convoy__rooted_lane_cost(const convoy__args *a, const convoy__machine *m)
@@ -101,10 +248,9 @@ double convoy__rooted_lane_cost(const convoy__args *a, const convoy__machine *m)
     b.root = R;
     const convoy__machine node = convoy__lane_level(m, 0);
     /* Lanes at once (each member block: per_lane / (N - 1)), then the root node's
-     * collection: every byte but the root's own crosses the node once, packed and
-     * unpacked (gamma). */
+     * collection: every byte but the root's own crosses the node once, a lane's blocks in
+     * one message per run (about one per lane on regular layouts); no copies. */
     const int64_t member = t->nnodes > 1 ? (int64_t)(per_lane / (t->nnodes - 1)) : 0;
     return convoy__lane_cost_equal(&b, CONVOY_COLL_GATHERV, t->nnodes, L, member) +
-           (nR - 1 + L) * node.alpha + node.beta * (double)(total) +
-           m->gamma * 2.0 * (double)(total - onR);
+           (nR - 1 + L) * node.alpha + node.beta * (double)(total);
 }

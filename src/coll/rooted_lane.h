@@ -1,36 +1,52 @@
 /*
- * The lane layout shared by the full-lane Gather(v) and Scatter(v) (papers/004 §3.2):
- * virtual lane j (lane.h) carries the blocks of the processes with node rank j on every
- * node but the root node R, between them and the root node's process j mod n_R (the lane's
- * root). Those blocks travel packed in node order: lane j's packed data sits at
- * base[j] .. base[j + 1) of the lane area of every root-node process (the same layout on
- * all of them; each uses the lanes it serves), member l's piece at loff[j][l]. A process off
- * the root node packs its own block at the start of its scratch (own bytes).
+ * What the full-lane and hierarchical Gather(v) and Scatter(v) share (papers/004 §3.2):
+ * the two builders, each serving both directions (a Scatter is its Gather run backwards:
+ * every message reversed, every phase in the opposite order), and the runs by which a
+ * group's blocks travel between a process and the root with no copy at the root.
+ *
+ * Zero copy at the root (papers/004 §3.2's derived datatypes): a message that carries
+ * several blocks of the root's vector between the root and another process (a lane's
+ * blocks relayed on the root node; a node's blocks between its leader and the root) is
+ * received (sent) at the root straight in its vector through a strided region (sched.h:
+ * nblk blocks, stride bytes apart, the paper's vector type with a resized extent), and
+ * packed at the other end (MPI_PACKED, which MPI matches with any type signature). Only the
+ * root knows its displacements (Gatherv), every rank knows the blocks' sizes and ranks: so
+ * a group's blocks are cut into *runs* (blocks of equal size whose ranks are evenly spaced:
+ * a Gather's displacements are rank * count, so a run is evenly spaced in the vector too),
+ * one message per run. Where the root's displacements of a run are not evenly spaced
+ * (Gatherv), the root receives (sends) the run through scratch of its size and unpacks
+ * (packs) its blocks.
  */
 #ifndef CONVOY_ROOTED_LANE_H
 #define CONVOY_ROOTED_LANE_H
 
 #include "coll/lane.h"
 
-typedef struct convoy__rooted_lane {
-    int N, L, R, nR, r0;
-    int64_t *base; /* [L + 1] lane areas, in bytes from the lane area's start */
-    int64_t *loff; /* [L][N + 1] member l's piece within lane j's area */
-    int32_t *map;  /* [N] scratch for a lane's members */
-    int64_t own;   /* this process's own packed bytes (off the root node), at TMP 0 */
-    int64_t tmp;   /* scratch bytes this process needs */
-} convoy__rooted_lane;
+/* rk[first .. first + n): blocks of equal size, ranks evenly spaced. */
+typedef struct convoy__rooted_run {
+    int first, n;
+} convoy__rooted_run;
 
-int convoy__rooted_lane_plan(const convoy__args *a, convoy__rooted_lane *p);
-void convoy__rooted_lane_free(convoy__rooted_lane *p);
-/* The child of lane j (Gatherv or Scatterv on packed bytes, rooted at node R): rc holds
- * 2 N counts and displacements for it. */
-void convoy__rooted_lane_child(const convoy__args *a, const convoy__rooted_lane *p, int j,
-                               const convoy__topo *lane, int64_t *rc, convoy__args *sub);
-/* Lane j's packed area, and member l's piece of it, in this process's scratch. */
-convoy__region convoy__rooted_lane_area(const convoy__rooted_lane *p, int j);
-convoy__region convoy__rooted_lane_piece(const convoy__rooted_lane *p, int j, int l);
-/* Predicted time of the full-lane Gather(v)/Scatter(v) (the same on every rank). */
+/* Cuts the blocks of ranks rk[0..k) into runs; returns their number (runs has room for k). */
+int convoy__rooted_runs(const convoy__args *a, const int32_t *rk, int k, convoy__rooted_run *runs);
+/* The root's end of a run's message with `peer` (numbered in comm): Gather receives it,
+ * Scatter sends it, straight in the vector when the run's displacements are evenly spaced,
+ * else through scratch at *tmp (advanced) with the blocks unpacked after (packed before).
+ * Returns the last step. */
+int convoy__rooted_run_root(const convoy__args *a, convoy__schedule *s, int comm, int peer, int tag,
+                            const int32_t *rk, int n, int64_t *tmp);
+/* The other end: the message of region r (packed bytes) with `peer`, sent by a Gather,
+ * received by a Scatter, after deps. */
+int convoy__rooted_run_far(const convoy__args *a, convoy__schedule *s, int comm, int peer, int tag,
+                           convoy__region r, int ndeps, const int *deps);
+
+/* The full-lane Gather(v)/Scatter(v) (gather_lane.c, scatter_lane.c) and its cost. */
+int convoy__rooted_lane_build(const convoy__args *a, convoy__schedule *s);
 double convoy__rooted_lane_cost(const convoy__args *a, const convoy__machine *m);
+/* The hierarchical Gather(v)/Scatter(v) (gather_hier.c, scatter_hier.c) and its cost. */
+int convoy__rooted_hier_build(const convoy__args *a, convoy__schedule *s);
+double convoy__rooted_hier_cost(const convoy__args *a, const convoy__machine *m);
+/* Offset of node l's process q's block in node l's blocks packed in node-rank order. */
+int64_t convoy__rooted_hier_in_node(const convoy__args *a, int l, int q);
 
 #endif

@@ -95,12 +95,22 @@ static int start_step(convoy__exec *x, int i)
     x->state[i] = CONVOY_S_ACTIVE;
     switch (st->kind) {
     case CONVOY_STEP_SEND:
-        rc = t->isend(t->ctx, peer_rank(x, st), tag_of(x, st), ptr(x, &st->src), st->src.count,
-                      st->src.tslot, &x->req[i]);
+        if (st->src.nblk > 1)
+            rc = t->isendv ? t->isendv(t->ctx, peer_rank(x, st), tag_of(x, st), ptr(x, &st->src),
+                                       &st->src, &x->req[i])
+                           : CONVOY_ERR_INTERN;
+        else
+            rc = t->isend(t->ctx, peer_rank(x, st), tag_of(x, st), ptr(x, &st->src), st->src.count,
+                          st->src.tslot, &x->req[i]);
         break;
     case CONVOY_STEP_RECV:
-        rc = t->irecv(t->ctx, peer_rank(x, st), tag_of(x, st), ptr(x, &st->dst), st->dst.count,
-                      st->dst.tslot, &x->req[i]);
+        if (st->dst.nblk > 1)
+            rc = t->irecvv ? t->irecvv(t->ctx, peer_rank(x, st), tag_of(x, st), ptr(x, &st->dst),
+                                       &st->dst, &x->req[i])
+                           : CONVOY_ERR_INTERN;
+        else
+            rc = t->irecv(t->ctx, peer_rank(x, st), tag_of(x, st), ptr(x, &st->dst), st->dst.count,
+                          st->dst.tslot, &x->req[i]);
         break;
     case CONVOY_STEP_REDUCE:
         rc = t->reduce(t->ctx, ptr(x, &st->src), ptr(x, &st->dst), st->src.count, st->src.tslot);

@@ -31,6 +31,14 @@ convoy__region convoy__reg(int buf, int tslot, int64_t off, int64_t count)
     return r;
 }
 
+convoy__region convoy__reg_strided(int buf, int tslot, int64_t off, int64_t count, int nblk,
+                                   int64_t stride)
+{
+    convoy__region r = convoy__reg(buf, tslot, off, count);
+    if (nblk > 1) r.nblk = nblk, r.stride = stride;
+    return r;
+}
+
 static int grow(void **p, int32_t *cap, int32_t need, size_t elem)
 {
     if (need <= *cap) return 0;
@@ -47,6 +55,12 @@ static int grow(void **p, int32_t *cap, int32_t need, size_t elem)
 static int add(convoy__schedule *s, const convoy__step *st, int ndeps, const int *deps)
 {
     if (s->err) return -1;
+    /* Strided regions are for messages (the transport's vector types), not local steps. */
+    if ((st->kind == CONVOY_STEP_COPY || st->kind == CONVOY_STEP_REDUCE) &&
+        (st->src.nblk > 1 || st->dst.nblk > 1)) {
+        s->err = CONVOY_ERR_INTERN;
+        return -1;
+    }
     if (grow((void **)&s->steps, &s->cap, s->nsteps + 1, sizeof *s->steps) ||
         grow((void **)&s->deps, &s->depcap, s->ndeps + ndeps, sizeof *s->deps)) {
         s->err = CONVOY_ERR_NO_MEM;

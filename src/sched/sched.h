@@ -69,8 +69,11 @@ enum convoy__step_kind {
 typedef struct convoy__region {
     uint8_t buf;   /* enum convoy__buf */
     uint8_t tslot; /* enum convoy__tslot */
+    int32_t nblk;  /* strided (papers/004's vector types): nblk > 1 blocks of count elements,
+                      block k at off + k * stride bytes; 0 or 1: one block. Messages only. */
     int64_t off;   /* byte offset from the buffer's base (may be negative for SEND/RECV) */
-    int64_t count; /* elements of the type slot */
+    int64_t count; /* elements of the type slot (of each block when strided) */
+    int64_t stride;
 } convoy__region;
 
 typedef struct convoy__step {
@@ -115,6 +118,14 @@ void convoy__sched_init(convoy__schedule *s);
 void convoy__sched_free(convoy__schedule *s);
 
 convoy__region convoy__reg(int buf, int tslot, int64_t off, int64_t count);
+/* nblk blocks of count elements, stride bytes apart (a plain region when nblk <= 1). */
+convoy__region convoy__reg_strided(int buf, int tslot, int64_t off, int64_t count, int nblk,
+                                   int64_t stride);
+/* Elements of a region, all blocks together. */
+static inline int64_t convoy__reg_elems(const convoy__region *r)
+{
+    return r->nblk > 1 ? r->count * r->nblk : r->count;
+}
 
 /* Each adder returns the new step's index (or -1 after an allocation failure, which also
  * sets s->err). deps: indices of earlier steps; ndeps may be 0. */
@@ -179,6 +190,11 @@ typedef struct convoy__transport {
     int (*peer_read)(void *ctx, int node_peer, const void *slot, void *dst, int64_t bytes);
     /* Blocks until one of n requests completes (its slot then reads as done); optional. */
     int (*wait_any)(void *ctx, void **const *slots, int n);
+    /* isend and irecv of a strided region r (r->nblk > 1) at buf; optional (without them a
+     * schedule with strided messages fails). */
+    int (*isendv)(void *ctx, int peer, int tag, const void *buf, const convoy__region *r,
+                  void **req);
+    int (*irecvv)(void *ctx, int peer, int tag, void *buf, const convoy__region *r, void **req);
 } convoy__transport;
 
 /* The executor's own flag: a process sets it to k + 1 when it has finished the k-th

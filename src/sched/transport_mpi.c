@@ -34,6 +34,38 @@ static int irecv(void *ctx, int peer, int tag, void *buf, int64_t count, int tsl
     return rc;
 }
 
+/* A strided region's message: an hvector of the slot's type (papers/004's vector types),
+ * made per message and freed once posted (MPI keeps it alive until the message is done). */
+static int post_strided(convoy__mpi_transport *m, int send, int peer, int tag, void *buf,
+                        const convoy__region *r, void **req)
+{
+    MPI_Datatype vt;
+    MPI_Request q;
+    if (!count_ok(r->count)) return MPI_ERR_COUNT;
+    int rc =
+        PMPI_Type_create_hvector(r->nblk, (int)r->count, (MPI_Aint)r->stride,
+                                 r->tslot == CONVOY_T_BYTE ? MPI_BYTE : m->type[r->tslot], &vt);
+    if (rc) return rc;
+    rc = PMPI_Type_commit(&vt);
+    if (!rc)
+        rc = send ? PMPI_Isend(buf, 1, vt, peer, tag, m->comm, &q)
+                  : PMPI_Irecv(buf, 1, vt, peer, tag, m->comm, &q);
+    PMPI_Type_free(&vt);
+    if (!rc) memcpy(req, &q, sizeof q);
+    return rc;
+}
+
+static int isendv(void *ctx, int peer, int tag, const void *buf, const convoy__region *r,
+                  void **req)
+{
+    return post_strided(ctx, 1, peer, tag, (void *)buf, r, req);
+}
+
+static int irecvv(void *ctx, int peer, int tag, void *buf, const convoy__region *r, void **req)
+{
+    return post_strided(ctx, 0, peer, tag, buf, r, req);
+}
+
 static int test(void *ctx, void **req, int *done)
 {
     (void)ctx;
@@ -170,7 +202,10 @@ void convoy__mpi_transport_init(convoy__mpi_transport *m, MPI_Comm comm, int tag
     } else {
         describe(m, CONVOY_T_RECV, rtype);
     }
-    m->type[CONVOY_T_BYTE] = MPI_BYTE;
+    /* Packed data: a typed message may be received as MPI_PACKED and a message of packed
+     * data received typed (MPI's type matching allows both; lane/hier rooted builders move
+     * a block typed on one end and packed on the other). */
+    m->type[CONVOY_T_BYTE] = MPI_PACKED;
     m->size[CONVOY_T_BYTE] = 1;
     m->contig[CONVOY_T_BYTE] = 1;
     convoy__transport *t = &m->t;
@@ -181,6 +216,8 @@ void convoy__mpi_transport_init(convoy__mpi_transport *m, MPI_Comm comm, int tag
     t->test = test;
     t->cancel = cancel;
     t->wait_any = wait_any;
+    t->isendv = isendv;
+    t->irecvv = irecvv;
     t->copy = copy;
     t->reduce = reduce;
     if (shm) {

@@ -9,8 +9,8 @@
  * CONVOY_NODEMAP (tests/mpi/CMakeLists.txt), so the topology-aware algorithms see
  * irregular nodes and non-consecutive ranks.
  *
- *   test_rooted [--quick] [--verbose] [--algo NAME]
- * --algo NAME: only the registered algorithms of that name (not the default, not forced
+ *   test_rooted [--quick] [--verbose] [--algo NAME[,NAME...]]
+ * --algo: only the registered algorithms of these names (not the default, not forced
  * native), e.g. the k-ported trees on a regular layout (their only one).
  */
 #include "common.h"
@@ -333,6 +333,15 @@ static int applies(MPI_Comm comm, const convoy__algo *al, const rcase *k)
     return all;
 }
 
+/* Whether name is in the --algo list. */
+static int listed(const char *name)
+{
+    const size_t n = strlen(name);
+    for (const char *p = g_only; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == '\0')) return 1;
+    return 0;
+}
+
 static void suite(MPI_Comm comm, int coll, uint64_t seed)
 {
     int p;
@@ -345,7 +354,7 @@ static void suite(MPI_Comm comm, int coll, uint64_t seed)
     }
     for (int i = 0; i < convoy__nalgos && na < 32; i++)
         if (convoy__algo_serves(&convoy__algos[i], coll) &&
-            (!g_only || !strcmp(g_only, convoy__algos[i].name)))
+            (!g_only || listed(convoy__algos[i].name)))
             algos[na++] = convoy__algos[i].name;
     const int counts[] = {0, 1, 5, 3001};
     for (int ai = 0; ai < na; ai++) {

@@ -26,7 +26,7 @@
  * off the root node are packed by their owners and unpacked by the root (packed bytes
  * travel as bytes); the root node's blocks are not copied. Source: papers/004 §5.
  */
-#include "coll/rooted_hier.h"
+#include "coll/rooted_lane.h"
 #include "coll/rooted_klane.h"
 
 enum { TAG_OWN = 0, TAG_LANE = 1, TAG_RANGE = 2 };

@@ -103,19 +103,50 @@ int convoy__lane_node_skip(convoy__schedule *s, const convoy__topo *t)
     return convoy__lane_placeholder(s, 0, NULL);
 }
 
+void convoy__lane_reduces(convoy__schedule *s, const convoy__args *a, const convoy__topo *lt,
+                          convoy__region send, convoy__region recv, int inplace, int dep,
+                          int *lanes)
+{
+    const convoy__topo *t = a->topo;
+    const int L = convoy__lane_count(t);
+    int32_t *map = malloc((size_t)t->nnodes * sizeof *map);
+    if (!map) {
+        s->err = CONVOY_ERR_NO_MEM;
+        return;
+    }
+    for (int j = 0; j < L; j++) {
+        lanes[j] = -1;
+        if (!convoy__lane_serves(t, j)) {
+            convoy__lane_placeholder(s, 0, NULL);
+            continue;
+        }
+        const int64_t oj = convoy__lane_block_off(a->count, L, j) * a->rtype.extent;
+        convoy__region sj = send, rj = recv;
+        sj.off += oj;
+        rj.off += oj;
+        convoy__lane_map(t, j, map);
+        convoy__args sub;
+        convoy__lane_sub_args(a, CONVOY_COLL_REDUCE, lt, L, &sub);
+        sub.count = convoy__lane_block(a->count, L, j);
+        sub.root = t->node_of[a->root];
+        sub.inplace = inplace;
+        lanes[j] = convoy__lane_child(s, &sub, map, sj, rj, CONVOY_DEP(dep));
+    }
+    free(map);
+}
+
 int convoy__reduce_lane(const convoy__args *a, convoy__schedule *s)
 {
     const convoy__topo *t = a->topo;
-    const int N = t->nnodes, me = t->node_rank, L = convoy__lane_count(t);
+    const int me = t->node_rank, L = convoy__lane_count(t);
     const int root = a->root, rn = t->node_of[root], rq = t->node_rank_of[root];
     const int is_root = t->rank == root, nroot = t->node_size[rn];
     const int64_t ext = a->rtype.extent, lb = a->rtype.true_lb, cnt = a->count;
     if (cnt == 0) return 0;
     convoy__topo nt, lt;
-    int32_t *map = malloc((size_t)N * sizeof *map);
     int *lanes = malloc((size_t)L * sizeof *lanes);
-    if (!map || !lanes || convoy__lane_topos(t, &nt, &lt)) {
-        free(map), free(lanes);
+    if (!lanes || convoy__lane_topos(t, &nt, &lt)) {
+        free(lanes);
         return s->err = CONVOY_ERR_NO_MEM;
     }
     /* W(j): where this process keeps block j (the receive buffer at the root, scratch
@@ -133,22 +164,9 @@ int convoy__reduce_lane(const convoy__args *a, convoy__schedule *s)
     }
     /* (1) Node reduce-scatter of the lane blocks into W. */
     const int rs = convoy__lane_node_rs(s, a, &nt, in, W(0), CONVOY_DEP(staged));
-    /* (2) Reduce on every virtual lane j to its member on the root's node. */
-    for (int j = 0; j < L; j++) {
-        lanes[j] = -1;
-        if (!convoy__lane_serves(t, j)) {
-            convoy__lane_placeholder(s, 0, NULL);
-            continue;
-        }
-        const int64_t oj = convoy__lane_block_off(cnt, L, j);
-        convoy__lane_map(t, j, map);
-        convoy__args sub;
-        convoy__lane_sub_args(a, CONVOY_COLL_REDUCE, &lt, L, &sub);
-        sub.count = convoy__lane_block(cnt, L, j);
-        sub.root = rn;
-        sub.inplace = t->node == rn; /* the lane root's partial block is its input */
-        lanes[j] = convoy__lane_child(s, &sub, map, W(oj), W(oj), CONVOY_DEP(rs));
-    }
+    /* (2) Reduce on every virtual lane j to its member on the root's node (in place there:
+     * the lane root's partial block is its input). */
+    convoy__lane_reduces(s, a, &lt, W(0), W(0), t->node == rn, rs, lanes);
     /* (3) Gather on the root's node: each block from the process that serves its lane. */
     for (int j = 0; j < L && t->node == rn && !s->err; j++) {
         const int q = j % nroot;
@@ -166,7 +184,7 @@ int convoy__reduce_lane(const convoy__args *a, convoy__schedule *s)
 #undef W
     convoy__topo_free(&nt);
     convoy__topo_free(&lt);
-    free(map), free(lanes);
+    free(lanes);
     return s->err;
 }
 

@@ -35,16 +35,15 @@
 int convoy__reduce_lane_gather(const convoy__args *a, convoy__schedule *s)
 {
     const convoy__topo *t = a->topo;
-    const int N = t->nnodes, me = t->node_rank, L = convoy__lane_count(t);
+    const int me = t->node_rank, L = convoy__lane_count(t);
     const int root = a->root, rn = t->node_of[root], rq = t->node_rank_of[root];
     const int is_root = t->rank == root, nroot = t->node_size[rn], at_rn = t->node == rn;
     const int64_t ext = a->rtype.extent, lb = a->rtype.true_lb, cnt = a->count;
     if (cnt == 0) return 0;
     convoy__topo nt, lt;
-    int32_t *map = malloc((size_t)N * sizeof *map);
     int *init = malloc((size_t)L * sizeof *init);
-    if (!map || !init || convoy__lane_topos(t, &nt, &lt)) {
-        free(map), free(init);
+    if (!init || convoy__lane_topos(t, &nt, &lt)) {
+        free(init);
         return s->err = CONVOY_ERR_NO_MEM;
     }
     const int64_t vec = (a->rtype.true_extent + (cnt - 1) * ext + 15) / 16 * 16;
@@ -58,28 +57,10 @@ int convoy__reduce_lane_gather(const convoy__args *a, convoy__schedule *s)
     const int rs = at_rn ? convoy__lane_node_skip(s, t)
                          : convoy__lane_node_rs(s, a, &nt, SEND(0), W(0), 0, NULL);
     /* (2) Lane reduces to the root's node; its processes enter their raw blocks. */
-    for (int j = 0; j < L; j++) {
-        init[j] = -1;
-        if (!convoy__lane_serves(t, j)) {
-            convoy__lane_placeholder(s, 0, NULL);
-            continue;
-        }
-        const int64_t oj = convoy__lane_block_off(cnt, L, j);
-        convoy__lane_map(t, j, map);
-        convoy__args sub;
-        convoy__lane_sub_args(a, CONVOY_COLL_REDUCE, &lt, L, &sub);
-        sub.count = convoy__lane_block(cnt, L, j);
-        sub.root = rn;
-        convoy__region send = W(oj), recv = W(oj);
-        if (at_rn) {
-            sub.inplace = is_root && a->inplace;
-            recv = is_root ? RECV(oj) : W(oj);
-            send = sub.inplace ? recv : SEND(oj);
-        } else {
-            sub.inplace = 0;
-        }
-        init[j] = convoy__lane_child(s, &sub, map, send, recv, CONVOY_DEP(rs));
-    }
+    const int inplace = is_root && a->inplace;
+    const convoy__region recv = is_root ? RECV(0) : W(0);
+    convoy__lane_reduces(s, a, &lt, at_rn ? inplace ? recv : SEND(0) : W(0), at_rn ? recv : W(0),
+                         inplace, rs, init);
     /* (3) Gather and local reductions at the root: block j of process q is the lane result
      * if q serves lane j, else q's raw block. */
     for (int j = 0; j < L && at_rn && !s->err; j++) {
@@ -116,7 +97,7 @@ int convoy__reduce_lane_gather(const convoy__args *a, convoy__schedule *s)
 #undef SEND
     convoy__topo_free(&nt);
     convoy__topo_free(&lt);
-    free(map), free(init);
+    free(init);
     return s->err;
 }
 

@@ -19,7 +19,7 @@
  * the root packs the blocks off its node once, each owner unpacks its own. Source:
  * papers/004 §5.
  */
-#include "coll/rooted_hier.h"
+#include "coll/rooted_lane.h"
 #include "coll/rooted_klane.h"
 
 enum { TAG_OWN = 0, TAG_LANE = 1, TAG_RANGE = 2 };
