@@ -43,6 +43,14 @@ grep -Eq "gamma 0.400 ns/B[,;:].*: measured\)" run1.err || bad "gamma is not the
   || bad "socket run: exit $? (see $out/sockets.err)"
 grep -q "np 16, 4 nodes, ppn 4" sockets.out || bad "socket run: not 4 nodes of 4: $(grep -m1 '^# np' sockets.out)"
 grep -q "every result matched native" sockets.out || bad "socket run: results differ from native"
+# The single-copy bound in simulated time: the platform's copy rate (CONVOY_SIM_COPY_BW =
+# 5e9 B/s, not this machine's memcpy, which takes no simulated time), so regular 1K, where a
+# process must receive 15 blocks of 4 KiB, is bounded by 61440 B / 5e9 B/s = 12.3 us.
+grep -q "at 5.00 GB/s each (the platform's CONVOY_SIM_COPY_BW" sockets.out \
+  || bad "bound: not the platform's copy rate: $(grep -m1 'single-copy bound:' sockets.out)"
+awk '/^# allgatherv/ {a = 1} a && $1 == "regular" {getline; print; exit}' sockets.out \
+  | grep -q "single-copy bound 12.3 us:" \
+  || bad "bound of allgatherv regular 1K is not 12.3 us: $(grep -m1 'single-copy bound [0-9]' sockets.out)"
 
 # An algorithm that does not apply (node_dissem: 64K ints do not fit its segment slots) is
 # n/a, not a crash: forced from the start (the setup's overhead probe must not use it) and
@@ -54,5 +62,5 @@ CONVOY_ALLREDUCE_ALGO=node_dissem "$run" -platform "$here/cluster4x4.xml" "$benc
 grep -Eq "^ +- +64K .* n/a " na.out || bad "n/a run: node_dissem not reported n/a: $(grep -m1 ' 64K ' na.out)"
 grep -q "every result matched native" na.out || bad "n/a run: recdbl differs from native"
 
-[ $fail = 0 ] && echo "sim test passed: $(($(grep -c . run1.csv) - 1)) cells x variants, identical times, gamma from the platform, socket hook, n/a"
+[ $fail = 0 ] && echo "sim test passed: $(($(grep -c . run1.csv) - 1)) cells x variants, identical times, gamma from the platform, socket hook, copy bound, n/a"
 exit $fail
