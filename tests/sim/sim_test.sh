@@ -17,7 +17,7 @@ bench="$build/bin/convoy-bench"
 fail=0
 bad() { echo "FAIL: $*" >&2; fail=1; }
 args=(--coll allgatherv,allreduce,barrier,reduce_scatter_block --dist regular,spike,decreasing
-      --count 1K,8K --reps 3 --min-reps 3 --warmup 1 --quiet)
+      --count 1K,8K --reps 2 --min-reps 2 --warmup 1 --quiet)
 
 for i in 1 2; do
   CONVOY_VERBOSE=1 "$run" -platform "$here/cluster4x4.xml" "$bench" "${args[@]}" \
@@ -39,7 +39,7 @@ grep -Eq "gamma 0.400 ns/B[,;:].*: measured\)" run1.err || bad "gamma is not the
 
 # The socket hook: 8 SimGrid hosts (2 per node), CONVOY_NODE_OF_HOST from the .env.
 "$run" -platform "$here/sockets4x2x2.xml" "$bench" --coll allgatherv,allreduce \
-  --dist regular,spike --count 1K --reps 3 --min-reps 3 --warmup 1 > sockets.out 2> sockets.err \
+  --dist regular,spike --count 1K --reps 1 --min-reps 1 --warmup 1 > sockets.out 2> sockets.err \
   || bad "socket run: exit $? (see $out/sockets.err)"
 grep -q "np 16, 4 nodes, ppn 4" sockets.out || bad "socket run: not 4 nodes of 4: $(grep -m1 '^# np' sockets.out)"
 grep -q "every result matched native" sockets.out || bad "socket run: results differ from native"
