@@ -7,7 +7,8 @@
 # Then: a second identical run gives bit-identical simulated times; the machine parameters
 # Convoy measures come from the simulated platform (gamma = 1 / CONVOY_SIM_REDUCE_BW of the
 # platform's .env, not the host's clock); and on a cluster of one SimGrid host per socket
-# the node hook (CONVOY_NODE_OF_HOST) gives 4 nodes of 4 and correct results.
+# the node hook (CONVOY_NODE_OF_HOST) gives 4 nodes of 4 and correct results, and
+# convoy-bench's single-copy bound uses the platform's copy rate (CONVOY_SIM_COPY_BW).
 #   sim_test.sh <build-sim dir> <tests/sim dir> <scratch dir>
 set -u
 build=$1 here=$2 out=$3
