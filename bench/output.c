@@ -11,6 +11,13 @@
 
 #include "parse.h"
 
+/* Where the single-copy bound's bandwidth comes from (bench_copy_bandwidth). */
+#ifdef CONVOY_SIMGRID
+static const char bw_source[] = "the platform's CONVOY_SIM_COPY_BW, in simulated time";
+#else
+static const char bw_source[] = "memcpy, measured at start";
+#endif
+
 void bench_print_header(FILE *f, const bench_meta *m, const bench_opts *o)
 {
     fprintf(f, "# convoy-bench: Convoy's algorithms and the MPI library's own collectives, "
@@ -37,8 +44,7 @@ void bench_print_header(FILE *f, const bench_meta *m, const bench_opts *o)
         fprintf(f,
                 "# single-copy bound: the bytes the neediest process must receive, times %d "
                 "processes per host, over the copy bandwidth of %d core%s at %.2f GB/s each "
-                "(memcpy, measured at start); '# ...' lines give it and each variant's "
-                "ratio to it\n",
+                "(%s); '# ...' lines give it and each variant's ratio to it\n",
                 bench_bound_cfg.procs,
                 bench_bound_cfg.procs < bench_bound_cfg.cores ? bench_bound_cfg.procs
                                                               : bench_bound_cfg.cores,
@@ -46,7 +52,7 @@ void bench_print_header(FILE *f, const bench_meta *m, const bench_opts *o)
                                                                : bench_bound_cfg.cores) == 1
                     ? ""
                     : "s",
-                bench_bound_cfg.bw / 1e9);
+                bench_bound_cfg.bw / 1e9, bw_source);
     fprintf(f,
             "# time: the slowest rank's time for one call, median over repetitions, in us;"
             " (r) = time / native time, below 1 is faster than native;\n"

@@ -7,7 +7,8 @@
 # Then: a second identical run gives bit-identical simulated times; the machine parameters
 # Convoy measures come from the simulated platform (gamma = 1 / CONVOY_SIM_REDUCE_BW of the
 # platform's .env, not the host's clock); and on a cluster of one SimGrid host per socket
-# the node hook (CONVOY_NODE_OF_HOST) gives 4 nodes of 4 and correct results.
+# the node hook (CONVOY_NODE_OF_HOST) gives 4 nodes of 4 and correct results, and
+# convoy-bench's single-copy bound uses the platform's copy rate (CONVOY_SIM_COPY_BW).
 #   sim_test.sh <build-sim dir> <tests/sim dir> <scratch dir>
 set -u
 build=$1 here=$2 out=$3
@@ -17,7 +18,7 @@ bench="$build/bin/convoy-bench"
 fail=0
 bad() { echo "FAIL: $*" >&2; fail=1; }
 args=(--coll allgatherv,allreduce,barrier,reduce_scatter_block --dist regular,spike,decreasing
-      --count 1K,8K --reps 3 --min-reps 3 --warmup 1 --quiet)
+      --count 1K,8K --reps 2 --min-reps 2 --warmup 1 --quiet)
 
 for i in 1 2; do
   CONVOY_VERBOSE=1 "$run" -platform "$here/cluster4x4.xml" "$bench" "${args[@]}" \
@@ -39,10 +40,18 @@ grep -Eq "gamma 0.400 ns/B[,;:].*: measured\)" run1.err || bad "gamma is not the
 
 # The socket hook: 8 SimGrid hosts (2 per node), CONVOY_NODE_OF_HOST from the .env.
 "$run" -platform "$here/sockets4x2x2.xml" "$bench" --coll allgatherv,allreduce \
-  --dist regular,spike --count 1K --reps 3 --min-reps 3 --warmup 1 > sockets.out 2> sockets.err \
+  --dist regular,spike --count 1K --reps 1 --min-reps 1 --warmup 1 > sockets.out 2> sockets.err \
   || bad "socket run: exit $? (see $out/sockets.err)"
 grep -q "np 16, 4 nodes, ppn 4" sockets.out || bad "socket run: not 4 nodes of 4: $(grep -m1 '^# np' sockets.out)"
 grep -q "every result matched native" sockets.out || bad "socket run: results differ from native"
+# The single-copy bound in simulated time: the platform's copy rate (CONVOY_SIM_COPY_BW =
+# 5e9 B/s, not this machine's memcpy, which takes no simulated time), so regular 1K, where a
+# process must receive 15 blocks of 4 KiB, is bounded by 61440 B / 5e9 B/s = 12.3 us.
+grep -q "at 5.00 GB/s each (the platform's CONVOY_SIM_COPY_BW" sockets.out \
+  || bad "bound: not the platform's copy rate: $(grep -m1 'single-copy bound:' sockets.out)"
+awk '/^# allgatherv/ {a = 1} a && $1 == "regular" {getline; print; exit}' sockets.out \
+  | grep -q "single-copy bound 12.3 us:" \
+  || bad "bound of allgatherv regular 1K is not 12.3 us: $(grep -m1 'single-copy bound [0-9]' sockets.out)"
 
 # An algorithm that does not apply (node_dissem: 64K ints do not fit its segment slots) is
 # n/a, not a crash: forced from the start (the setup's overhead probe must not use it) and
@@ -54,5 +63,5 @@ CONVOY_ALLREDUCE_ALGO=node_dissem "$run" -platform "$here/cluster4x4.xml" "$benc
 grep -Eq "^ +- +64K .* n/a " na.out || bad "n/a run: node_dissem not reported n/a: $(grep -m1 ' 64K ' na.out)"
 grep -q "every result matched native" na.out || bad "n/a run: recdbl differs from native"
 
-[ $fail = 0 ] && echo "sim test passed: $(($(grep -c . run1.csv) - 1)) cells x variants, identical times, gamma from the platform, socket hook, n/a"
+[ $fail = 0 ] && echo "sim test passed: $(($(grep -c . run1.csv) - 1)) cells x variants, identical times, gamma from the platform, socket hook, copy bound, n/a"
 exit $fail
