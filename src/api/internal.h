@@ -67,17 +67,19 @@ enum { CONVOY_CACHE_SIZE = 16 };
 /* A planned call of one collective on a communicator (plan.c): a repeated call is
  * recognised by comparing its arguments with these, field by field, and reuses the choice,
  * the parameters and the schedule without building a cache key. CONVOY_MEMO_SLOTS per
- * collective, direct-mapped by a hash of the arguments' main fields: programs whose calls
+ * collective, 4-way set-associative by a hash of the arguments' main fields: programs whose calls
  * cycle through a few roots and counts (BLACS' broadcasts along a process row) plan each
  * once, not on every call. */
-enum { CONVOY_MEMO_SLOTS = 32 };
+enum { CONVOY_MEMO_SLOTS = 32, CONVOY_MEMO_WAYS = 4 };
 typedef struct convoy__memo {
     int valid;
-    uint64_t gen;      /* of the settings it was planned under */
-    int key[5];        /* what a tune hook reads (may_block, barrier_n, has a hook), and whether
-                          args had rcounts, displs */
-    convoy__args args; /* as the collective passed them (pointers cleared) */
-    int64_t *vec;      /* rcounts then displs (size each), when args had them */
+    uint64_t hash;        /* of the arguments (plan.c memo_hash); 0: never used */
+    unsigned char victim; /* the set's first slot: the next slot to replace */
+    uint64_t gen;         /* of the settings it was planned under */
+    int key[5];           /* what a tune hook reads (may_block, barrier_n, has a hook), and whether
+                             args had rcounts, displs */
+    convoy__args args;    /* as the collective passed them (pointers cleared) */
+    int64_t *vec;         /* rcounts then displs (size each), when args had them */
     int64_t veccap;
     const convoy__algo *algo; /* NULL: the MPI library's collective */
     const char *native_why;   /* and then why (CONVOY_STATS) */

@@ -104,15 +104,11 @@ static void memo_key(const convoy_request r, const convoy__args *a, int key[5])
     key[4] = a->displs != NULL;
 }
 
-/* The slot of a call: its main scalar fields and first counts, hashed (FNV-1a). A
- * collision costs a miss, never a wrong hit (memo_hit compares every field). */
-static convoy__memo *memo_slot(convoy__cstate *cs, const convoy__args *a, int make)
+/* The set of a call: its main scalar fields and first counts, hashed; a call is kept in
+ * one of its set's CONVOY_MEMO_WAYS slots (each with the hash, compared first). A collision
+ * costs a miss, never a wrong hit (memo_hit compares every field). */
+static uint64_t memo_hash(const convoy__args *a)
 {
-    if (!cs->memo[a->coll]) {
-        if (!make) return NULL;
-        cs->memo[a->coll] = calloc(CONVOY_MEMO_SLOTS, sizeof *cs->memo[a->coll]);
-        if (!cs->memo[a->coll]) return NULL;
-    }
     const int64_t v[] = {a->count,
                          a->root,
                          a->stype.size,
@@ -122,11 +118,23 @@ static convoy__memo *memo_slot(convoy__cstate *cs, const convoy__args *a, int ma
                          a->inplace,
                          a->rcounts ? a->rcounts[0] : -1,
                          a->rcounts && a->topo->size > 1 ? a->rcounts[1] : -1};
-    uint64_t h = 1469598103934665603ull;
-    const unsigned char *b = (const unsigned char *)v;
-    for (size_t i = 0; i < sizeof v; i++)
-        h = (h ^ b[i]) * 1099511628211ull;
-    return &cs->memo[a->coll][(h ^ h >> 32) % CONVOY_MEMO_SLOTS];
+    uint64_t h = 0;
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        h = (h ^ (uint64_t)v[i]) * 0x9e3779b97f4a7c15ull;
+        h ^= h >> 29;
+    }
+    return h | 1; /* 0: an empty slot */
+}
+
+static convoy__memo *memo_set(convoy__cstate *cs, const convoy__args *a, uint64_t h, int make)
+{
+    if (!cs->memo[a->coll]) {
+        if (!make) return NULL;
+        cs->memo[a->coll] = calloc(CONVOY_MEMO_SLOTS, sizeof *cs->memo[a->coll]);
+        if (!cs->memo[a->coll]) return NULL;
+    }
+    return &cs->memo[a->coll]
+                    [(h >> 32) % (CONVOY_MEMO_SLOTS / CONVOY_MEMO_WAYS) * CONVOY_MEMO_WAYS];
 }
 
 static int memo_vec_same(const convoy__memo *mo, const convoy__args *a)
@@ -139,22 +147,25 @@ static int memo_vec_same(const convoy__memo *mo, const convoy__args *a)
 }
 
 /* A hit: the same collective with the same arguments, settings and tuning state as the
- * communicator's last planned call of it in the same slot. Not for deferred requests (they plan
+ * communicator's planned calls of it kept in the call's set. Not for deferred requests (they plan
  * inside progress, possibly on another thread) or verbose runs (which print every choice). Every
  * collective's arguments hold no pointers but rcounts and displs (compared by content):
  * a field added behind another pointer (whose address may repeat while the content
  * changes) must be compared like them. */
 static int memo_hit(convoy_request r, convoy__args *a)
 {
-    if (r->deferred || r->cfg.verbose) return 0;
-    const convoy__memo *mo = memo_slot(r->cs, a, 0);
-    if (!mo || !mo->valid || mo->gen != r->cfg.gen) return 0;
+    if (r->deferred || r->cfg.verbose || a->nparams != 0) return 0;
+    const uint64_t h = memo_hash(a);
+    const convoy__memo *set = memo_set(r->cs, a, h, 0), *mo = NULL;
+    for (int w = 0; set && w < CONVOY_MEMO_WAYS && !mo; w++)
+        if (set[w].valid && set[w].hash == h) mo = &set[w];
+    if (!mo || mo->gen != r->cfg.gen) return 0;
     int key[5];
     memo_key(r, a, key);
     if (memcmp(key, mo->key, sizeof key) != 0 || !memo_vec_same(mo, a)) return 0;
     convoy__args f;
     memo_form(a, &f);
-    if (a->nparams != 0 || !memo_same(&f, &mo->args)) return 0;
+    if (!memo_same(&f, &mo->args)) return 0;
     a->nparams = mo->nparams;
     memcpy(a->params, mo->params, sizeof a->params);
     /* The memo holds a reference: the entry cannot be evicted, so no lock is needed. */
@@ -175,8 +186,16 @@ static int memo_hit(convoy_request r, convoy__args *a)
 static void memo_keep(convoy_request r, const convoy__args *pre, const convoy__args *a)
 {
     if (r->deferred) return;
-    convoy__memo *mo = memo_slot(r->cs, a, 1);
-    if (!mo) return;
+    const uint64_t h = memo_hash(a);
+    convoy__memo *set = memo_set(r->cs, a, h, 1), *mo = NULL;
+    if (!set) return;
+    /* The slot with this hash (a call that missed on another field), else an empty one,
+     * else the set's next victim in turn (set[0].victim). */
+    for (int w = 0; w < CONVOY_MEMO_WAYS && !mo; w++)
+        if (set[w].hash == h) mo = &set[w];
+    for (int w = 0; w < CONVOY_MEMO_WAYS && !mo; w++)
+        if (!set[w].valid) mo = &set[w];
+    if (!mo) mo = &set[set[0].victim++ % CONVOY_MEMO_WAYS];
     const int64_t n = a->topo->size, need = (a->rcounts || a->displs) ? 2 * n : 0;
     if (need > mo->veccap) {
         int64_t *v = realloc(mo->vec, (size_t)need * sizeof *v);
@@ -192,6 +211,7 @@ static void memo_keep(convoy_request r, const convoy__args *pre, const convoy__a
     if (a->displs) memcpy(mo->vec + n, a->displs, (size_t)n * sizeof *mo->vec);
     memo_form(pre, &mo->args);
     memo_key(r, a, mo->key);
+    mo->hash = h;
     mo->gen = r->cfg.gen;
     mo->algo = r->algo;
     mo->native_why = r->native_why;
