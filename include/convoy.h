@@ -37,7 +37,9 @@
  * CONVOY_NATIVE_BLOCKING=1: a blocking call served by the MPI library makes its blocking
  * collective (faster at small counts) instead of its nonblocking one under Convoy's wait;
  * only for programs that never have a Convoy nonblocking or persistent collective pending
- * across a blocking one (it would not progress meanwhile), set alike on every rank.
+ * across a blocking one (it would not progress meanwhile), set alike on every rank. Under
+ * libconvoy_pmpi it also hands the MPI_I<coll> and persistent forms to the library, so that
+ * no Convoy operation is ever pending: safe for every program.
  * CONVOY_SCAN_BLOCK=elements sets the block of the pipelined Scan/Exscan (`linear`).
  * CONVOY_CMA=0 forbids single copies between processes of a node by cross-memory attach
  * (process_vm_readv; used where the setup's probe finds it permitted, said under

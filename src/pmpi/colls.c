@@ -14,10 +14,11 @@
  * Convoy's is pending: that differs between processes (one completed its part of an
  * MPI_Iallgather, another has not), and MPI's blocking and nonblocking collectives do not
  * match each other (a process in MPI_Barrier and one in MPI_Ibarrier hang, tested:
- * tests/pmpi test_handback_kind). CONVOY_NATIVE_BLOCKING=1 makes it the blocking call on
- * every process, as for Convoy's own native choice (api/request.c): the library's faster
- * small collectives, for programs whose processes never block in a collective while a
- * Convoy operation of theirs needs a peer's progress.
+ * tests/pmpi handback_kind). CONVOY_NATIVE_BLOCKING=1 makes it the blocking call on every
+ * process, as for Convoy's own native choice (api/request.c): the library's faster small
+ * collectives. Then the nonblocking and persistent forms are the library's too
+ * (dropin_handback_nb), so that no Convoy operation is ever pending: a process blocked in
+ * the library's collective owes no peer progress on one of Convoy's.
  */
 #include "pmpi/dropin.h"
 
@@ -110,7 +111,7 @@
 #define DROPIN_WRAP_INIT(Name, ID)                                                                 \
     int INIT_NAME(Name)(P_##Name, MPI_Info info, MPI_Request * request)                            \
     {                                                                                              \
-        if (!request || dropin_handback(DROPIN_##ID, comm))                                        \
+        if (!request || dropin_handback_nb(DROPIN_##ID, comm))                                     \
             return PINIT_NAME(Name)(A_##Name, info, request);                                      \
         convoy_request cr;                                                                         \
         int rc = convoy_##Name##_init(A_##Name, info, &cr);                                        \
@@ -135,7 +136,7 @@
     }                                                                                              \
     int MPI_##IName(P_##Name, MPI_Request *request)                                                \
     {                                                                                              \
-        if (!request || dropin_handback(DROPIN_##ID, comm))                                        \
+        if (!request || dropin_handback_nb(DROPIN_##ID, comm))                                     \
             return PMPI_##IName(A_##Name, request);                                                \
         convoy_request cr;                                                                         \
         int rc = convoy_##IName(A_##Name, &cr);                                                    \

@@ -40,17 +40,18 @@ enum { DROPIN_COLLS(DROPIN_ID) DROPIN_NCOLL };
 /* Why a call went to the MPI library's collective. The first ones are decided here, the
  * rest by Convoy (convoy__req_outcome's strings). */
 #define DROPIN_REASONS(X)                                                                          \
-    X(DISABLED, "disabled")         /* CONVOY_DISABLE names the collective */                      \
-    X(INTERCOMM, "intercomm")       /* an intercommunicator */                                     \
-    X(DEVICE, "device")             /* buffers Convoy cannot prove are host memory */              \
-    X(COUNT, "count")               /* a large-count call whose counts do not fit an int */        \
-    X(FINALIZED, "finalized")       /* called after MPI_Finalize began */                          \
-    X(SETUP, "setup")               /* first nonblocking call on a communicator */                 \
-    X(NO_STATE, "no_state")         /* nonblocking, MPI_THREAD_MULTIPLE, no state yet */           \
-    X(FORCED, "forced")             /* CONVOY_<COLL>_ALGO=native */                                \
-    X(MODEL, "model")               /* the cost model predicts the MPI library faster */           \
-    X(TUNING, "tuning")             /* CONVOY_TUNING_FILE says native */                           \
-    X(NO_ALGORITHM, "no_algorithm") /* no Convoy algorithm accepts these arguments */
+    X(DISABLED, "disabled")           /* CONVOY_DISABLE names the collective */                    \
+    X(INTERCOMM, "intercomm")         /* an intercommunicator */                                   \
+    X(DEVICE, "device")               /* buffers Convoy cannot prove are host memory */            \
+    X(COUNT, "count")                 /* a large-count call whose counts do not fit an int */      \
+    X(FINALIZED, "finalized")         /* called after MPI_Finalize began */                        \
+    X(SETUP, "setup")                 /* first nonblocking call on a communicator */               \
+    X(NO_STATE, "no_state")           /* nonblocking, MPI_THREAD_MULTIPLE, no state yet */         \
+    X(FORCED, "forced")               /* CONVOY_<COLL>_ALGO=native */                              \
+    X(MODEL, "model")                 /* the cost model predicts the MPI library faster */         \
+    X(TUNING, "tuning")               /* CONVOY_TUNING_FILE says native */                         \
+    X(NO_ALGORITHM, "no_algorithm")   /* no Convoy algorithm accepts these arguments */            \
+    X(BLOCKING_ONLY, "blocking_only") /* nonblocking or persistent, CONVOY_NATIVE_BLOCKING=1 */
 
 #define DROPIN_ID(id, name) DROPIN_WHY_##id,
 enum { DROPIN_REASONS(DROPIN_ID) DROPIN_NWHY };
@@ -61,6 +62,10 @@ enum { DROPIN_REASONS(DROPIN_ID) DROPIN_NWHY };
 int dropin_handback(int coll, MPI_Comm comm);
 /* CONVOY_NATIVE_BLOCKING set: a handed-back blocking call is the library's blocking one. */
 int dropin_native_blocking(void);
+/* dropin_handback for the nonblocking and persistent forms: under CONVOY_NATIVE_BLOCKING
+ * they are the library's too (reason blocking_only), so that Convoy never has an operation
+ * pending while a process blocks in the library's blocking collective. */
+int dropin_handback_nb(int coll, MPI_Comm comm);
 /* Counts a call Convoy served (algo) or handed back (why: a reason string, or NULL with
  * algo NULL for "unknown"). */
 void dropin_count(int coll, const convoy__algo *algo, const char *why);

@@ -118,6 +118,14 @@ int dropin_handback(int coll, MPI_Comm comm)
     return 1 + why;
 }
 
+int dropin_handback_nb(int coll, MPI_Comm comm)
+{
+    int why = dropin_handback(coll, comm);
+    if (why || !native_blocking) return why;
+    dropin_count_why(coll, DROPIN_WHY_BLOCKING_ONLY);
+    return 1 + DROPIN_WHY_BLOCKING_ONLY;
+}
+
 void dropin_count(int coll, const convoy__algo *algo, const char *why)
 {
     if (algo) {

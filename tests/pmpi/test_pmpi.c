@@ -45,6 +45,13 @@ static long (*stats_get)(int, const char *);
         tc_check(MPI_COMM_WORLD, (ok), what_, NULL);                                               \
     } while (0)
 
+/* CONVOY_NATIVE_BLOCKING: the nonblocking and persistent forms are the library's. */
+static int native_blocking(void)
+{
+    const char *nb = getenv("CONVOY_NATIVE_BLOCKING");
+    return nb && strcmp(nb, "0") != 0;
+}
+
 /* The reason the drop-in hands back every call of a collective (CONVOY_DISABLE,
  * CONVOY_DEVICE), or NULL. */
 static const char *off_wrapper(const char *name)
@@ -326,9 +333,10 @@ static void run_coll(const coll *k, int n)
     /* MPICH 4.0's own persistent Allgather, Gather and Scatter return stale data from the
      * second start on (the own block is copied when the request is made: two starts of
      * MPI_Allgather_init on 2 processes give "100 1" for "100 101", without Convoy): only
-     * compared where Convoy serves them. */
-    if (off_wrapper(k->name) && (!strcmp(k->name, "allgather") || !strcmp(k->name, "gather") ||
-                                 !strcmp(k->name, "scatter")))
+     * compared where Convoy serves them (not under CONVOY_NATIVE_BLOCKING: the library's). */
+    if ((off_wrapper(k->name) || native_blocking()) &&
+        (!strcmp(k->name, "allgather") || !strcmp(k->name, "gather") ||
+         !strcmp(k->name, "scatter")))
         goto done;
 #endif
     MPI_Request p[2];
@@ -551,6 +559,9 @@ int main(int argc, char **argv)
             CHECK(served > 0, "%s served by Convoy (native no candidate)", k->name);
         else
             CHECK(served + back > 0, "%s counted", k->name);
+        if (native_blocking() && !off(k->name))
+            CHECK(dropin_stats_get(k->id, "blocking_only") > 0,
+                  "%s: nonblocking and persistent forms handed back (blocking_only)", k->name);
         /* tuning.json serves every planned Allgatherv with ring. */
         if (getenv("CONVOY_TUNING_FILE") && k->id == DROPIN_ALLGATHERV)
             CHECK(served > 0 && dropin_stats_get(k->id, "ring") == served,
