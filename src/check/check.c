@@ -785,6 +785,7 @@ static void collect_stats(const chk_world *w, int ops, convoy__check_stats *st)
         int64_t inter = (r->inter_sent + r->inter_recv) / ops;
         if (inter > st->rank_inter_max) st->rank_inter_max = inter;
         if (inter < st->rank_inter_min) st->rank_inter_min = inter;
+        st->inter_total += r->inter_sent / ops;
         if (node_out && node_in) {
             node_out[r->node] += r->inter_sent / ops;
             node_in[r->node] += r->inter_recv / ops;

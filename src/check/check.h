@@ -79,6 +79,7 @@ typedef struct convoy__check_stats {
     int64_t node_rank_inter_max, node_rank_inter_min;
     int64_t node_out_max, node_in_max; /* inter-node bytes a node sends / receives */
     int64_t node_out_min;              /* the least a node sends */
+    int64_t inter_total;               /* inter-node bytes all nodes send together */
     int64_t tmp_max;    /* scratch bytes one rank's schedule tree allocates (all its nodes) */
     int64_t cell_bytes; /* bytes of one element in this case (symbolic cells) */
     int64_t lane_max, lane_min; /* inter-node bytes sent by the ranks of node rank j */

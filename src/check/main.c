@@ -73,6 +73,9 @@ static void usage(FILE *f)
             "                        integers and N (nodes), n (largest node), P, c (bytes\n"
             "                        per element), m (bytes per rank's block; allreduce:\n"
             "                        of the vector), e.g. \"(N-1)*n*m\"\n"
+            "  --expect-inter-bytes F  fail a case with regular data in which all nodes\n"
+            "                        together send other than F inter-node bytes (trees:\n"
+            "                        what a node sends depends on its place, the sum not)\n"
             "  --expect-tmp-max F    fail a case whose schedule (with its nested ones)\n"
             "                        allocates more scratch bytes than F on some rank\n"
             "  --expect-inflight K|nm  fail such a case whose lockstep run never moves K\n"
@@ -220,8 +223,9 @@ typedef struct opts {
     int seeds, seed, ops, stats, verbose, smp_check, dissem_table;
     double spread; /* --assert-inter-spread (0: off) */
     int expect_busy;
-    int64_t expect_inflight;                        /* 0: none, -1: nodes x largest node */
-    const char *expect_node_bytes, *expect_tmp_max; /* formulas (expr() below), or NULL */
+    int64_t expect_inflight; /* 0: none, -1: nodes x largest node */
+    /* formulas (expr() below), or NULL */
+    const char *expect_node_bytes, *expect_inter_bytes, *expect_tmp_max;
     int64_t *ids;
     int nids;
     int nparams;
@@ -341,9 +345,10 @@ static int regular_data(const convoy__check_case *c)
 
 /* A formula over the case: + - * / and parentheses on integers and the variables N (nodes),
  * n (largest node), P (processes), c (bytes of an element), m (bytes of a process's block:
- * count x c for allgather(v), reduce_scatter(_block), gatherv and scatterv with regular
- * counts and for gather and scatter, the vector's bytes for allreduce). Returns 0 and the value, or
- * -1 on a syntax error. */
+ * base x c for allgather(v), reduce_scatter(_block), gatherv and scatterv with regular
+ * counts; count x c for gather and scatter, for alltoall (one block), and for the vector
+ * collectives allreduce, bcast, reduce, scan, exscan). Returns 0 and the value, or -1 on
+ * a syntax error. */
 typedef struct fctx {
     const char *p;
     double N, n, P, c, m;
@@ -414,21 +419,23 @@ static int formula(const char *expr, const convoy__check_case *c, const convoy__
     const int base = convoy__coll_base(c->coll);
     fctx f = {
         .p = expr, .N = t->nnodes, .n = t->max_ppn, .P = t->size, .c = (double)st->cell_bytes};
-    /* Cases with one count (Allreduce: the vector; Gather, Scatter: each rank's block). */
-    const int one =
-        base == CONVOY_COLL_ALLREDUCE || base == CONVOY_COLL_GATHER || base == CONVOY_COLL_SCATTER;
-    f.m = (double)(one ? c->count : c->base) * f.c;
+    /* Cases with one count (vectors, Gather and Scatter blocks, Alltoall blocks); the
+     * distributions' base count otherwise. */
+    const int by_base = (base == CONVOY_COLL_ALLGATHERV || base == CONVOY_COLL_REDUCE_SCATTER ||
+                         c->coll == CONVOY_COLL_GATHERV || c->coll == CONVOY_COLL_SCATTERV);
+    f.m = (double)(by_base ? c->base : c->count) * f.c;
     *val = f_sum(&f);
     f_space(&f);
     return f.bad || *f.p ? -1 : 0;
 }
 
-/* --expect-node-bytes (regular data: every node sends exactly the formula's bytes) and
+/* --expect-node-bytes (regular data: every node sends exactly the formula's bytes),
+ * --expect-inter-bytes (regular data: all nodes together send exactly that) and
  * --expect-tmp-max (every case: no rank's schedule allocates more scratch). */
 static int bytes_fail(const convoy__check_case *c, const opts *o, const convoy__check_stats *st,
                       const char *name)
 {
-    if (!o->expect_node_bytes && !o->expect_tmp_max) return 0;
+    if (!o->expect_node_bytes && !o->expect_inter_bytes && !o->expect_tmp_max) return 0;
     int64_t *ids = malloc((size_t)c->procs * sizeof *ids);
     convoy__topo t;
     memset(&t, 0, sizeof t);
@@ -447,6 +454,17 @@ static int bytes_fail(const convoy__check_case *c, const opts *o, const convoy__
                    "%lld..%lld\n",
                    name, o->expect_node_bytes, want, (long long)st->node_out_min,
                    (long long)st->node_out_max);
+            fail = 1;
+        }
+    }
+    if (ok && !fail && o->expect_inter_bytes && regular_data(c)) {
+        if (formula(o->expect_inter_bytes, c, &t, st, &want)) {
+            printf("ERROR %s: bad formula %s\n", name, o->expect_inter_bytes);
+            fail = 1;
+        } else if ((double)st->inter_total != want) {
+            printf("FAIL %s: expected the nodes to send %s = %.0f inter-node bytes in all, "
+                   "they send %lld\n",
+                   name, o->expect_inter_bytes, want, (long long)st->inter_total);
             fail = 1;
         }
     }
@@ -896,6 +914,8 @@ int main(int argc, char **argv)
             bad = o.expect_inflight == 0 || o.expect_inflight < -1 || (e && *e);
         } else if (!strcmp(a, "--expect-node-bytes")) {
             o.expect_node_bytes = v;
+        } else if (!strcmp(a, "--expect-inter-bytes")) {
+            o.expect_inter_bytes = v;
         } else if (!strcmp(a, "--expect-tmp-max")) {
             o.expect_tmp_max = v;
         } else if (!strcmp(a, "--seeds")) {
