@@ -251,6 +251,22 @@ int convoy__allreduce_ring(const convoy__args *a, convoy__schedule *s);
 double convoy__allreduce_ring_cost(const convoy__args *a, const convoy__machine *m);
 int convoy__allreduce_rabenseifner(const convoy__args *a, convoy__schedule *s);
 double convoy__allreduce_rabenseifner_cost(const convoy__args *a, const convoy__machine *m);
+/* Rabenseifner's first phase, shared by its Allreduce and Reduce (allreduce_rabenseifner.c):
+ * the fold of the 2 rem lowest ranks and the reduce-scatter by recursive halving. The
+ * working vector W is buffer `wbuf` at byte offset woff + i * extent for element i, received
+ * halves go to scratch at toff + i * extent - true_lb. Returns s->err; a rank that folds out
+ * gets me = -1 and no steps (the caller sends its vector to rank + 1 with TAG_FOLD). */
+enum { CONVOY_HALVING_TAG_FOLD = 0, CONVOY_HALVING_TAG_RS = 1 }; /* RS: 1 + level, < 64 */
+typedef struct convoy__halving {
+    int rem, levels, me;         /* p - p', log2 p', the number of this rank (-1: folded) */
+    int last, tmp_free, in_send; /* W current after `last`; scratch free after `tmp_free` */
+    int64_t lo, hi;              /* the window held at the end */
+    int64_t wlo[32], whi[32];    /* the window held before level j */
+    int rs_send[32];             /* level j's send (it reads the half given away) */
+} convoy__halving;
+int convoy__rabenseifner_halving(const convoy__args *a, convoy__schedule *s, int wbuf, int64_t woff,
+                                 int64_t toff, convoy__halving *h);
+double convoy__rabenseifner_halving_cost(const convoy__args *a, const convoy__machine *m);
 int convoy__allreduce_reduce_bcast(const convoy__args *a, convoy__schedule *s);
 double convoy__allreduce_reduce_bcast_cost(const convoy__args *a, const convoy__machine *m);
 /* n-way dissemination (papers/003, and papers/001 as n = 1): the last round's plan for
