@@ -70,6 +70,10 @@ int dropin_handback_nb(int coll, MPI_Comm comm);
  * algo NULL for "unknown"). */
 void dropin_count(int coll, const convoy__algo *algo, const char *why);
 void dropin_count_why(int coll, int why);
+/* The DROPIN_WHY_ index of a reason string Convoy gave (unknown: model). */
+int dropin_why_index(const char *why);
+/* 1 unless CONVOY_DISABLE or CONVOY_DEVICE hand coll back whole or MPI_Finalize began. */
+int dropin_may_serve(int coll);
 /* After a blocking convoy_* call: counts what served it. */
 void dropin_count_last(int coll);
 

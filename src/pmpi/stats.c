@@ -36,6 +36,8 @@ static atomic_long served[DROPIN_NCOLL][MAX_ALGOS], back[DROPIN_NCOLL][DROPIN_NW
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int disabled[DROPIN_NCOLL], device, stats_on, native_blocking;
+/* Set when MPI_Finalize begins: later calls are the library's (reason finalized). */
+static atomic_int finalizing;
 static const char *stats_path;
 
 static void warn(const char *var, const char *value, const char *valid)
@@ -100,15 +102,27 @@ void dropin_count_why(int coll, int why)
     atomic_fetch_add_explicit(&back[coll][why], 1, memory_order_relaxed);
 }
 
+int dropin_may_serve(int coll)
+{
+    pthread_once(&once, read_settings);
+    return !disabled[coll] && !device && !atomic_load_explicit(&finalizing, memory_order_relaxed);
+}
+
 int dropin_handback(int coll, MPI_Comm comm)
 {
     pthread_once(&once, read_settings);
+    /* The common case in a few loads: a communicator on which this thread made a blocking
+     * Convoy call (it has state: an intracommunicator, valid; convoy__cstate_cached says
+     * so only while no state was freed since), before MPI_Finalize. */
+    if (!disabled[coll] && !device && !atomic_load_explicit(&finalizing, memory_order_relaxed) &&
+        convoy__cstate_cached(comm))
+        return 0;
     int why = -1, inter, fin = 0;
     if (disabled[coll])
         why = DROPIN_WHY_DISABLED;
     else if (device)
         why = DROPIN_WHY_DEVICE;
-    else if (PMPI_Finalized(&fin) || fin)
+    else if (atomic_load(&finalizing) || PMPI_Finalized(&fin) || fin)
         why = DROPIN_WHY_FINALIZED;
     /* An invalid communicator is handed back too: the MPI library reports it as it would. */
     else if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) || inter)
@@ -126,6 +140,24 @@ int dropin_handback_nb(int coll, MPI_Comm comm)
     return 1 + DROPIN_WHY_BLOCKING_ONLY;
 }
 
+/* The reason strings Convoy hands over are its literals: the last one seen and its index
+ * (per thread), so that a repeated call compares a pointer, not the reason names. */
+static CONVOY_TLS_FAST const char *last_why;
+static CONVOY_TLS_FAST int last_why_index;
+
+int dropin_why_index(const char *why)
+{
+    if (!why || why != last_why) {
+        int w = 0;
+        while (why && w < DROPIN_NWHY && strcmp(why, why_names[w]) != 0)
+            w++;
+        /* Convoy's own native choice, unnamed or unknown here: "model" */
+        last_why_index = why && w < DROPIN_NWHY ? w : DROPIN_WHY_MODEL;
+        last_why = why;
+    }
+    return last_why_index;
+}
+
 void dropin_count(int coll, const convoy__algo *algo, const char *why)
 {
     if (algo) {
@@ -134,12 +166,7 @@ void dropin_count(int coll, const convoy__algo *algo, const char *why)
             atomic_fetch_add_explicit(&served[coll][i], 1, memory_order_relaxed);
         return;
     }
-    for (int w = 0; why && w < DROPIN_NWHY; w++)
-        if (strcmp(why, why_names[w]) == 0) {
-            dropin_count_why(coll, w);
-            return;
-        }
-    dropin_count_why(coll, DROPIN_WHY_MODEL); /* Convoy's own native choice, unnamed */
+    dropin_count_why(coll, dropin_why_index(why));
 }
 
 void dropin_count_last(int coll)
@@ -225,6 +252,7 @@ __attribute__((constructor)) static void dropin_loaded(void)
 
 int MPI_Finalize(void)
 {
+    atomic_store(&finalizing, 1);
     dropin_stats_report();
     return PMPI_Finalize();
 }
