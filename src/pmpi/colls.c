@@ -7,18 +7,24 @@
  *
  * Every form first asks dropin_handback (CONVOY_DISABLE, intercommunicators, device
  * buffers, after MPI_Finalize). A handed-back call is the MPI library's own: same
- * arguments, so the same results and the same errors on the same handler. A handed-back
- * blocking call runs as the library's nonblocking one plus a wait that progresses Convoy's
- * pending operations (MPI promises progress on all pending operations while a process
- * blocks in any call). It cannot choose the library's blocking call when nothing of
- * Convoy's is pending: that differs between processes (one completed its part of an
- * MPI_Iallgather, another has not), and MPI's blocking and nonblocking collectives do not
- * match each other (a process in MPI_Barrier and one in MPI_Ibarrier hang, tested:
- * tests/pmpi handback_kind). CONVOY_NATIVE_BLOCKING=1 makes it the blocking call on every
- * process, as for Convoy's own native choice (api/request.c): the library's faster small
- * collectives. Then the nonblocking and persistent forms are the library's too
- * (dropin_handback_nb), so that no Convoy operation is ever pending: a process blocked in
- * the library's collective owes no peer progress on one of Convoy's.
+ * arguments, so the same results and the same errors on the same handler.
+ *
+ * Which of the library's collectives a handed-back blocking call makes must be the same on
+ * every process (MPI's blocking and nonblocking collectives do not match each other: a
+ * process in MPI_Barrier and one in MPI_Ibarrier hang, tested: tests/pmpi handback_kind),
+ * and a process blocked in the library's blocking collective runs none of Convoy's pending
+ * operations, which a peer may be waiting for. So it depends on one setting, read once
+ * (stats.c), never on what a process has pending:
+ *  - by default (CONVOY_NATIVE_BLOCKING unset or 1) the library's blocking collective, as
+ *    for Convoy's own native choice (api/request.c), and the nonblocking and persistent
+ *    forms are the library's too (dropin_handback_nb, reason blocking_only): no Convoy
+ *    operation is ever pending, so no process owes a peer progress. A handed-back call costs
+ *    the wrapper and nothing else (the memo below): never slower than the library.
+ *  - CONVOY_NATIVE_BLOCKING=0: Convoy serves the nonblocking and persistent forms too, and a
+ *    handed-back blocking call runs as the library's nonblocking one plus a wait that
+ *    progresses Convoy's pending operations (MPI promises progress on all pending operations
+ *    while a process blocks in any call): Open MPI 4.1's nonblocking collectives cost about
+ *    twice its blocking ones at small counts.
  */
 #include "pmpi/dropin.h"
 

@@ -51,7 +51,7 @@ enum { DROPIN_COLLS(DROPIN_ID) DROPIN_NCOLL };
     X(MODEL, "model")                 /* the cost model predicts the MPI library faster */         \
     X(TUNING, "tuning")               /* CONVOY_TUNING_FILE says native */                         \
     X(NO_ALGORITHM, "no_algorithm")   /* no Convoy algorithm accepts these arguments */            \
-    X(BLOCKING_ONLY, "blocking_only") /* nonblocking or persistent, CONVOY_NATIVE_BLOCKING=1 */
+    X(BLOCKING_ONLY, "blocking_only") /* nonblocking or persistent, CONVOY_NATIVE_BLOCKING */
 
 #define DROPIN_ID(id, name) DROPIN_WHY_##id,
 enum { DROPIN_REASONS(DROPIN_ID) DROPIN_NWHY };
@@ -60,7 +60,8 @@ enum { DROPIN_REASONS(DROPIN_ID) DROPIN_NWHY };
 /* 0 if Convoy may serve a call of collective `coll` on comm, else 1 + the reason
  * (counted). */
 int dropin_handback(int coll, MPI_Comm comm);
-/* CONVOY_NATIVE_BLOCKING set: a handed-back blocking call is the library's blocking one. */
+/* CONVOY_NATIVE_BLOCKING (on unless 0, read when the library is loaded): a handed-back
+ * blocking call is the library's blocking one. */
 int dropin_native_blocking(void);
 /* dropin_handback for the nonblocking and persistent forms: under CONVOY_NATIVE_BLOCKING
  * they are the library's too (reason blocking_only), so that Convoy never has an operation

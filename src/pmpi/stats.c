@@ -5,8 +5,9 @@
  * whole; "all" for every one), CONVOY_DEVICE=auto|host|device (auto: if the MPI library is
  * CUDA-aware, MPIX_Query_cuda_support() > 0, Convoy cannot tell device from host buffers
  * without the CUDA runtime and hands every call back; host: the program promises host
- * buffers; device: hand back as a CUDA-aware library would), CONVOY_STATS=1|path,
- * CONVOY_NATIVE_BLOCKING (colls.c: the kind of native call a handed-back blocking call makes).
+ * buffers; device: hand back as a CUDA-aware library would), CONVOY_STATS=1|path.
+ * CONVOY_NATIVE_BLOCKING (colls.c: the kind of native call a handed-back blocking call
+ * makes; on unless 0) is read when the library is loaded (dropin_loaded, below).
  *
  * Counts are per process; MPI_Finalize sums them over MPI_COMM_WORLD to rank 0, which
  * prints one table (stderr for CONVOY_STATS=1, else the file named; a "%r" in the name
@@ -82,8 +83,6 @@ static void read_settings(void)
     } else if (strcmp(v, "host") != 0) {
         warn("CONVOY_DEVICE", v, "auto, host, device");
     }
-    v = getenv("CONVOY_NATIVE_BLOCKING");
-    native_blocking = v && *v && strcmp(v, "0") != 0;
     v = getenv("CONVOY_STATS");
     if (v && *v && strcmp(v, "0") != 0) {
         stats_on = 1;
@@ -244,10 +243,18 @@ void dropin_stats_report(void)
 }
 
 /* A program running the drop-in gets the MPI library's collective as a candidate in every
- * choice (CONVOY_NATIVE_CANDIDATE=0 turns it off). */
+ * choice (CONVOY_NATIVE_CANDIDATE=0 turns it off), and by default the library's blocking
+ * collective for every blocking call handed back, the library's nonblocking and persistent
+ * collectives for those forms (CONVOY_NATIVE_BLOCKING=0: Convoy serves them, and handed-back
+ * blocking calls become the library's nonblocking collective plus Convoy's wait; colls.c).
+ * Read once, here, for the whole run: the wrappers and Convoy's own native choice
+ * (convoy__native_blocking_fixed) must make the same kind of call. */
 __attribute__((constructor)) static void dropin_loaded(void)
 {
     convoy__native_candidate_default = 1;
+    const char *v = getenv("CONVOY_NATIVE_BLOCKING");
+    native_blocking = !v || !*v || strcmp(v, "0") != 0;
+    convoy__native_blocking_fixed = native_blocking;
 }
 
 int MPI_Finalize(void)
