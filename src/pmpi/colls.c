@@ -218,7 +218,8 @@ static int same_key(const dropin_key *a, const dropin_key *b)
 static int memo_hit(int coll, const dropin_key *k)
 {
     const dropin_memo *m = memos ? &memos[coll] : NULL;
-    if (!m || !m->valid || !same_key(&m->k, k) || !dropin_may_serve(coll) ||
+    if (!m || !m->valid || !same_key(&m->k, k) ||
+        (atomic_load_explicit(&dropin_off_mask, memory_order_relaxed) >> coll & 1) ||
         m->freed != convoy__states_freed() || m->gen != convoy__config_gen() ||
         (coll == DROPIN_BARRIER && convoy__cstate_barrier_n(m->cs) != m->barrier_n))
         return 0;

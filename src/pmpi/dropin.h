@@ -11,6 +11,7 @@
 #define CONVOY_PMPI_DROPIN_H
 
 #include <mpi.h>
+#include <stdatomic.h>
 
 #include "convoy.h"
 #include "select/select.h"
@@ -73,8 +74,9 @@ void dropin_count(int coll, const convoy__algo *algo, const char *why);
 void dropin_count_why(int coll, int why);
 /* The DROPIN_WHY_ index of a reason string Convoy gave (unknown: model). */
 int dropin_why_index(const char *why);
-/* 1 unless CONVOY_DISABLE or CONVOY_DEVICE hand coll back whole or MPI_Finalize began. */
-int dropin_may_serve(int coll);
+/* Bit c set: CONVOY_DISABLE or CONVOY_DEVICE hand collective c back whole, or MPI_Finalize
+ * began (valid once a wrapped call asked dropin_handback). */
+extern atomic_uint dropin_off_mask;
 /* After a blocking convoy_* call: counts what served it. */
 void dropin_count_last(int coll);
 

@@ -39,6 +39,9 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int disabled[DROPIN_NCOLL], device, stats_on, native_blocking;
 /* Set when MPI_Finalize begins: later calls are the library's (reason finalized). */
 static atomic_int finalizing;
+/* Bit c: collective c is handed back whole (CONVOY_DISABLE, CONVOY_DEVICE) or MPI_Finalize
+ * began; set by the first wrapped call (read_settings), before any memo record exists. */
+atomic_uint dropin_off_mask;
 static const char *stats_path;
 
 static void warn(const char *var, const char *value, const char *valid)
@@ -83,6 +86,10 @@ static void read_settings(void)
     } else if (strcmp(v, "host") != 0) {
         warn("CONVOY_DEVICE", v, "auto, host, device");
     }
+    unsigned off = 0;
+    for (int c = 0; c < DROPIN_NCOLL; c++)
+        off |= (unsigned)(disabled[c] || device) << c;
+    atomic_fetch_or(&dropin_off_mask, off);
     v = getenv("CONVOY_STATS");
     if (v && *v && strcmp(v, "0") != 0) {
         stats_on = 1;
@@ -99,12 +106,6 @@ int dropin_native_blocking(void)
 void dropin_count_why(int coll, int why)
 {
     atomic_fetch_add_explicit(&back[coll][why], 1, memory_order_relaxed);
-}
-
-int dropin_may_serve(int coll)
-{
-    pthread_once(&once, read_settings);
-    return !disabled[coll] && !device && !atomic_load_explicit(&finalizing, memory_order_relaxed);
 }
 
 int dropin_handback(int coll, MPI_Comm comm)
@@ -260,6 +261,7 @@ __attribute__((constructor)) static void dropin_loaded(void)
 int MPI_Finalize(void)
 {
     atomic_store(&finalizing, 1);
+    atomic_store(&dropin_off_mask, ~0u);
     dropin_stats_report();
     return PMPI_Finalize();
 }
