@@ -32,6 +32,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "api/internal.h"
 
@@ -146,8 +147,9 @@
  * since (a freed handle may come back as another communicator), the settings unchanged
  * and, for Barrier, the same tuned n, is the library's call at once, counted for the same
  * reason. Convoy's choice for a call is a function of those alone, so it is the one Convoy
- * would make; the vector collectives (Allgatherv, Reduce_scatter, Gatherv, Scatterv) have
- * no memo (their counts are arrays). Per thread: the communicator Convoy found last is per
+ * would make (count vectors compared by content, as Convoy's fast path does; Convoy
+ * keeps no Gatherv or Scatterv on more than one process, whose counts only the root
+ * knows, so those are never remembered). Per thread: the communicator Convoy found last is per
  * thread too, and a record is never read while another thread writes it. */
 
 typedef struct dropin_key {
@@ -156,11 +158,14 @@ typedef struct dropin_key {
     unsigned preds;
     MPI_Datatype t1, t2;
     MPI_Op op;
+    const int *v1, *v2; /* count vectors (compared by content), or NULL */
 } dropin_key;
 
 typedef struct dropin_memo {
     int valid, why;
-    dropin_key k;
+    dropin_key k; /* v1, v2: NULL or not, as the call's */
+    int n;        /* the communicator's size: entries of v1 and of v2 in vec */
+    int *vec, cap;
     uint64_t gen;
     unsigned long freed;
     const convoy__cstate *cs;
@@ -173,52 +178,67 @@ static unsigned preds(const void *s, const void *r)
            (r == NULL) << 4;
 }
 
-#define KEY(s, r, n, n2, rt, t1_, t2_, op_)                                                        \
+#define KEY(s, r, n, n2, rt, t1_, t2_, op_, v1_, v2_)                                              \
     {                                                                                              \
         .comm = comm, .count = (n), .count2 = (n2), .root = (rt), .preds = preds((s), (r)),        \
-        .t1 = (t1_), .t2 = (t2_), .op = (op_)                                                      \
+        .t1 = (t1_), .t2 = (t2_), .op = (op_), .v1 = (v1_), .v2 = (v2_)                            \
     }
 #define KEY_Allgather                                                                              \
-    KEY(sendbuf, recvbuf, sendcount, recvcount, 0, sendtype, recvtype, MPI_OP_NULL)
-#define KEY_Allreduce KEY(sendbuf, recvbuf, count, 0, 0, datatype, datatype, op)
-#define KEY_Barrier KEY(NULL, NULL, 0, 0, 0, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, MPI_OP_NULL)
-#define KEY_Reduce_scatter_block KEY(sendbuf, recvbuf, recvcount, 0, 0, datatype, datatype, op)
-#define KEY_Bcast KEY(NULL, buffer, count, 0, root, datatype, datatype, MPI_OP_NULL)
+    KEY(sendbuf, recvbuf, sendcount, recvcount, 0, sendtype, recvtype, MPI_OP_NULL, NULL, NULL)
+#define KEY_Allgatherv                                                                             \
+    KEY(sendbuf, recvbuf, sendcount, 0, 0, sendtype, recvtype, MPI_OP_NULL, recvcounts, displs)
+#define KEY_Allreduce KEY(sendbuf, recvbuf, count, 0, 0, datatype, datatype, op, NULL, NULL)
+#define KEY_Barrier                                                                                \
+    KEY(NULL, NULL, 0, 0, 0, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, MPI_OP_NULL, NULL, NULL)
+#define KEY_Reduce_scatter KEY(sendbuf, recvbuf, 0, 0, 0, datatype, datatype, op, recvcounts, NULL)
+#define KEY_Reduce_scatter_block                                                                   \
+    KEY(sendbuf, recvbuf, recvcount, 0, 0, datatype, datatype, op, NULL, NULL)
+#define KEY_Bcast KEY(NULL, buffer, count, 0, root, datatype, datatype, MPI_OP_NULL, NULL, NULL)
 #define KEY_Gather                                                                                 \
-    KEY(sendbuf, recvbuf, sendcount, recvcount, root, sendtype, recvtype, MPI_OP_NULL)
+    KEY(sendbuf, recvbuf, sendcount, recvcount, root, sendtype, recvtype, MPI_OP_NULL, NULL, NULL)
+#define KEY_Gatherv                                                                                \
+    KEY(sendbuf, recvbuf, sendcount, 0, root, sendtype, recvtype, MPI_OP_NULL, recvcounts, displs)
 #define KEY_Scatter KEY_Gather
-#define KEY_Reduce KEY(sendbuf, recvbuf, count, 0, root, datatype, datatype, op)
+#define KEY_Scatterv                                                                               \
+    KEY(sendbuf, recvbuf, recvcount, 0, root, sendtype, recvtype, MPI_OP_NULL, sendcounts, displs)
+#define KEY_Reduce KEY(sendbuf, recvbuf, count, 0, root, datatype, datatype, op, NULL, NULL)
 #define KEY_Scan KEY_Allreduce
 #define KEY_Exscan KEY_Allreduce
 #define KEY_Alltoall KEY_Allgather
-/* (no memo: a key that is never recorded) */
-#define KEY_NONE KEY(NULL, NULL, -1, 0, 0, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, MPI_OP_NULL)
-#define KEY_Allgatherv KEY_NONE
-#define KEY_Reduce_scatter KEY_NONE
-#define KEY_Gatherv KEY_NONE
-#define KEY_Scatterv KEY_NONE
 
 static CONVOY_TLS_FAST dropin_memo *memos; /* DROPIN_NCOLL records, this thread's */
 static pthread_key_t memo_key;
 static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
 
-static void memo_key_make(void)
+static void memo_free(void *p)
 {
-    pthread_key_create(&memo_key, free);
+    dropin_memo *m = p;
+    for (int c = 0; c < DROPIN_NCOLL; c++)
+        free(m[c].vec);
+    free(m);
 }
 
-static int same_key(const dropin_key *a, const dropin_key *b)
+static void memo_key_make(void)
 {
+    pthread_key_create(&memo_key, memo_free);
+}
+
+static int same_key(const dropin_memo *m, const dropin_key *b)
+{
+    const dropin_key *a = &m->k;
+    const size_t n = (size_t)m->n * sizeof(int);
     return a->comm == b->comm && a->count == b->count && a->count2 == b->count2 &&
            a->root == b->root && a->preds == b->preds && a->t1 == b->t1 && a->t2 == b->t2 &&
-           a->op == b->op;
+           a->op == b->op && !a->v1 == !b->v1 && !a->v2 == !b->v2 &&
+           (!b->v1 || memcmp(m->vec, b->v1, n) == 0) &&
+           (!b->v2 || memcmp(m->vec + m->n, b->v2, n) == 0);
 }
 
 /* 1 (counted) if the call is the library's blocking collective by the memo. */
 static int memo_hit(int coll, const dropin_key *k)
 {
     const dropin_memo *m = memos ? &memos[coll] : NULL;
-    if (!m || !m->valid || !same_key(&m->k, k) ||
+    if (!m || !m->valid || !same_key(m, k) ||
         (atomic_load_explicit(&dropin_off_mask, memory_order_relaxed) >> coll & 1) ||
         m->freed != convoy__states_freed() || m->gen != convoy__config_gen() ||
         (coll == DROPIN_BARRIER && convoy__cstate_barrier_n(m->cs) != m->barrier_n))
@@ -231,7 +251,6 @@ static int memo_hit(int coll, const dropin_key *k)
  * the library's blocking call, else forgets the collective's record. */
 static void memo_record(int coll, int ccoll, const dropin_key *k)
 {
-    if (k->count < 0) return;
     if (!memos) {
         pthread_once(&memo_once, memo_key_make);
         if (!(memos = calloc(DROPIN_NCOLL, sizeof *memos))) return;
@@ -244,6 +263,16 @@ static void memo_record(int coll, int ccoll, const dropin_key *k)
     uint64_t gen;
     const convoy__cstate *cs = convoy__cstate_cached(k->comm);
     if (!cs || !convoy__fast_direct(k->comm, ccoll, &gen, &why) || !gen) return;
+    const int n = (k->v1 || k->v2) ? cs->topo.size : 0;
+    if (2 * n > m->cap) {
+        int *v = realloc(m->vec, 2 * (size_t)n * sizeof *v);
+        if (!v) return;
+        m->vec = v;
+        m->cap = 2 * n;
+    }
+    if (k->v1) memcpy(m->vec, k->v1, (size_t)n * sizeof *m->vec);
+    if (k->v2) memcpy(m->vec + n, k->v2, (size_t)n * sizeof *m->vec);
+    m->n = n;
     m->k = *k;
     m->why = dropin_why_index(why);
     m->gen = gen;

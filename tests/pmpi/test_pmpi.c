@@ -491,13 +491,14 @@ static void handback_kind(void)
 /* The drop-in's memo of calls the library serves with its blocking collective (colls.c):
  * repeated calls forced native (CONVOY_<COLL>_ALGO=native, set alike on every rank
  * between calls), their arguments changing one at a time (buffer, root, count, in place,
- * op), each against the library's result and counted once as forced; a changed setting
- * seen at the next call (binomial serves it); a freed communicator's handle, reused by a
- * new one, goes to Convoy again (it has state after the call). */
+ * op, an Allgatherv's counts by content at the same address), each against the library's result and
+ * counted once as forced; a changed setting seen at the next call (binomial serves it); a freed
+ * communicator's handle, reused by a new one, goes to Convoy again (it has state after the call).
+ */
 static void memo(void)
 {
     if (!native_blocking() || off_wrapper("bcast") || off_wrapper("allreduce") ||
-        off_wrapper("barrier"))
+        off_wrapper("barrier") || off_wrapper("allgatherv") || P > 16)
         return;
     /* Convoy's state for a communicator, if this thread's last blocking call found it. */
     void *(*state)(MPI_Comm) = (void *(*)(MPI_Comm))dlsym(RTLD_DEFAULT, "convoy__cstate_cached");
@@ -505,10 +506,13 @@ static void memo(void)
     PMPI_Comm_dup(MPI_COMM_WORLD, &c);
     const long b0 = dropin_stats_get(DROPIN_BCAST, "forced"),
                a0 = dropin_stats_get(DROPIN_ALLREDUCE, "forced"),
-               r0 = dropin_stats_get(DROPIN_BARRIER, "forced");
+               r0 = dropin_stats_get(DROPIN_BARRIER, "forced"),
+               v0 = dropin_stats_get(DROPIN_ALLGATHERV, "forced");
     setenv("CONVOY_BCAST_ALGO", "native", 1);
     setenv("CONVOY_ALLREDUCE_ALGO", "native", 1);
     setenv("CONVOY_BARRIER_ALGO", "native", 1);
+    setenv("CONVOY_ALLGATHERV_ALGO", "native", 1);
+    int vc[16], vd[16], vin[3], vout[64], vref[64];
     enum { CALLS = 24 };
     int bufs[2][4], bad = 0;
     for (int i = 0; i < CALLS; i++) {
@@ -531,8 +535,23 @@ static void memo(void)
         }
         bad += want[0] != ref[0] || want[1] != ref[1];
         MPI_Barrier(c);
+        /* The counts change by content at the same address after 12 calls. */
+        for (int q = 0, d = 0; q < P; q++, d += 3)
+            vc[q] = i < 12 ? 1 + q % 2 : 2 - q % 2, vd[q] = d;
+        for (int k = 0; k < 3; k++)
+            vin[k] = 10 * me + k + i;
+        memset(vout, 0, sizeof vout);
+        memset(vref, 0, sizeof vref);
+        MPI_Allgatherv(vin, vc[me], MPI_INT, vout, vc, vd, MPI_INT, c);
+        PMPI_Allgatherv(vin, vc[me], MPI_INT, vref, vc, vd, MPI_INT, c);
+        bad += memcmp(vout, vref, sizeof vout) != 0;
     }
-    CHECK(bad == 0, "memo: %d calls of Bcast and Allreduce forced native, as the library's", CALLS);
+    CHECK(bad == 0,
+          "memo: %d calls of Bcast, Allreduce and Allgatherv forced native, as the library's",
+          CALLS);
+    CHECK(dropin_stats_get(DROPIN_ALLGATHERV, "forced") - v0 == CALLS,
+          "memo: every Allgatherv counted forced (%ld of %d)",
+          dropin_stats_get(DROPIN_ALLGATHERV, "forced") - v0, CALLS);
     CHECK(dropin_stats_get(DROPIN_BCAST, "forced") - b0 == CALLS &&
               dropin_stats_get(DROPIN_ALLREDUCE, "forced") - a0 == CALLS &&
               dropin_stats_get(DROPIN_BARRIER, "forced") - r0 == CALLS,
@@ -563,6 +582,7 @@ static void memo(void)
     unsetenv("CONVOY_BCAST_ALGO");
     unsetenv("CONVOY_ALLREDUCE_ALGO");
     unsetenv("CONVOY_BARRIER_ALGO");
+    unsetenv("CONVOY_ALLGATHERV_ALGO");
     PMPI_Comm_free(&c);
 }
 
