@@ -25,7 +25,7 @@ static atomic_long builds;
 /* The state this thread found last, for convoy__cstate_cached: valid while no state was
  * freed since (a freed communicator's handle may be reused by a new one). */
 static atomic_ulong states_freed;
-static _Thread_local struct {
+static CONVOY_TLS_FAST struct {
     MPI_Comm comm;
     convoy__cstate *cs;
     unsigned long freed;
@@ -37,6 +37,11 @@ convoy__cstate *convoy__cstate_cached(MPI_Comm comm)
         last_state.freed == atomic_load_explicit(&states_freed, memory_order_acquire))
         return last_state.cs;
     return NULL;
+}
+
+unsigned long convoy__states_freed(void)
+{
+    return atomic_load_explicit(&states_freed, memory_order_acquire);
 }
 
 long convoy__builds_inc(void)

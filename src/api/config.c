@@ -15,6 +15,7 @@
 extern char **environ;
 
 int convoy__native_candidate_default;
+int convoy__native_blocking_fixed = -1;
 
 static double number(const char *v, double def)
 {
@@ -28,6 +29,7 @@ void convoy__config_read(convoy__config *c)
     memset(c, 0, sizeof *c);
     c->alpha = c->beta = c->gamma = -1;
     c->native_candidate = convoy__native_candidate_default;
+    c->native_blocking = convoy__native_blocking_fixed > 0;
     for (char **e = environ; e && *e; e++) {
         const char *s = *e;
         if (strncmp(s, "CONVOY_", 7) != 0) continue;
@@ -54,7 +56,7 @@ void convoy__config_read(convoy__config *c)
             c->gamma = number(v, -1);
         else if (IS("NATIVE_CANDIDATE"))
             c->native_candidate = *v && strcmp(v, "0") != 0;
-        else if (IS("NATIVE_BLOCKING"))
+        else if (IS("NATIVE_BLOCKING") && convoy__native_blocking_fixed < 0)
             c->native_blocking = *v && strcmp(v, "0") != 0;
         else if (IS("TUNING_FILE"))
             c->tuning_file = *v ? v : NULL;

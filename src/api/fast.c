@@ -47,6 +47,9 @@ static int same(const convoy__fast *f, const convoy__call *c, int size)
            (!c->v2 || memcmp(f->vec + (c->v1 ? size : 0), c->v2, n) == 0);
 }
 
+/* What a communicator's last_algo says of the MPI library's calls (request.c's name). */
+static const char *const native_name = "native";
+
 static const void *from(unsigned char how, const convoy__call *c, const void *constant)
 {
     return how == 1 ? c->send : how == 2 ? c->recv : how == 3 ? constant : NULL;
@@ -57,10 +60,28 @@ int convoy__fast_try(MPI_Comm comm, const convoy__call *c, int *rc)
     convoy__cstate *cs = convoy__cstate_cached(comm);
     if (!cs) return 0;
     convoy__fast *f = &cs->fast[c->coll];
-    if (!atomic_load_explicit(&f->req, memory_order_relaxed) || !same(f, c, cs->topo.size) ||
-        f->barrier_n != cs->barrier_n || f->gen != convoy__config_gen())
+    convoy_request r = atomic_load_explicit(&f->req, memory_order_acquire);
+    if (!r || !same(f, c, cs->topo.size) || f->barrier_n != cs->barrier_n ||
+        f->gen != convoy__config_gen())
         return 0;
-    convoy_request r = atomic_exchange_explicit(&f->req, NULL, memory_order_acquire);
+    if (f->direct) {
+        /* The MPI library's blocking collective, and nothing else: no start, wait or
+         * ownership of the request (whose fields the call reads and nothing changes). Two
+         * threads in collectives on one communicator at once is erroneous in MPI, so the
+         * buffers written here are this call's when native_start reads them. */
+        r->sendbuf = from(f->send_from, c, f->send_const);
+        r->recvbuf = (void *)from(f->recv_from, c, f->recv_const);
+        *rc = r->native_start(r);
+        convoy__last_native(r->native_why);
+        if (cs->last_algo != native_name &&
+            (!cs->last_algo || strcmp(cs->last_algo, native_name) != 0)) {
+            pthread_mutex_lock(&cs->lock);
+            cs->last_algo = native_name;
+            pthread_mutex_unlock(&cs->lock);
+        }
+        return 1;
+    }
+    r = atomic_exchange_explicit(&f->req, NULL, memory_order_acquire);
     if (!r) return 0;
     r->sendbuf = from(f->send_from, c, f->send_const);
     r->recvbuf = (void *)from(f->recv_from, c, f->recv_const);
@@ -70,6 +91,23 @@ int convoy__fast_try(MPI_Comm comm, const convoy__call *c, int *rc)
                                                         memory_order_relaxed))
         convoy__req_free(r);
     return 1;
+}
+
+int convoy__fast_direct(MPI_Comm comm, int coll, uint64_t *gen, const char **why)
+{
+    convoy__cstate *cs = convoy__cstate_cached(comm);
+    if (!cs || coll < 0 || coll >= CONVOY_NCOLL) return 0;
+    convoy__fast *f = &cs->fast[coll];
+    convoy_request r = atomic_load_explicit(&f->req, memory_order_acquire);
+    if (!r || !f->direct) return 0;
+    *gen = f->gen;
+    *why = r->native_why;
+    return 1;
+}
+
+int convoy__cstate_barrier_n(const convoy__cstate *cs)
+{
+    return cs->barrier_n;
 }
 
 /* Where a request's buffer comes from in terms of the call's; -1: nowhere we can tell. */
@@ -125,6 +163,7 @@ int convoy__fast_keep(convoy_request r, const convoy__call *c)
     f->recv_from = (unsigned char)rfrom;
     f->send_const = r->sendbuf;
     f->recv_const = r->recvbuf;
+    f->direct = r->native && r->direct && cs->ready;
     atomic_store_explicit(&f->req, r, memory_order_release);
     return 1;
 }

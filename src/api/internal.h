@@ -43,6 +43,9 @@ typedef struct convoy__config {
 void convoy__config_read(convoy__config *c);
 /* The default of CONVOY_NATIVE_CANDIDATE (libconvoy_pmpi sets it when loaded). */
 extern int convoy__native_candidate_default;
+/* CONVOY_NATIVE_BLOCKING as libconvoy_pmpi read it when loaded (0 or 1; -1: from the
+ * environment): the drop-in and Convoy must agree on it for the whole run. */
+extern int convoy__native_blocking_fixed;
 /* The process's settings (read again if the environment changed): what a call uses. */
 void convoy__config_current(convoy__config *c);
 const char *convoy__config_get(const convoy__config *c, const char *name);
@@ -117,6 +120,9 @@ typedef struct convoy__fast {
      * receive buffer, 3 a constant (a call without buffers: Barrier's dummy). */
     unsigned char send_from, recv_from;
     const void *send_const, *recv_const;
+    /* The MPI library served it with its blocking collective (a direct native request on
+     * a ready communicator): an equal call is that call again, nothing else (fast.c). */
+    unsigned char direct;
 } convoy__fast;
 
 /* A communicator's Convoy state, attached to it with an attribute. */
@@ -176,6 +182,18 @@ void convoy__machine_of_call(const convoy__config *c, const convoy__cstate *cs, 
 int convoy__sched_get(convoy__cstate *cs, const convoy__algo *al, const convoy__args *a,
                       convoy__centry **out);
 void convoy__sched_release(convoy__cstate *cs, convoy__centry *e);
+
+/* Thread-local variables read on every repeated call: the initial-exec model (an offset
+ * from the thread pointer) instead of a __tls_get_addr call per access, which was a tenth
+ * of a repeated call's instructions. libconvoy and libconvoy_pmpi are loaded with the
+ * program (linked or LD_PRELOAD); a dlopen after start-up uses glibc's static TLS
+ * reserve, which these few words fit. SimGrid's SMPI loads one copy per simulated rank:
+ * the default model there. */
+#ifdef CONVOY_SIMGRID
+#define CONVOY_TLS_FAST _Thread_local
+#else
+#define CONVOY_TLS_FAST _Thread_local __attribute__((tls_model("initial-exec")))
+#endif
 
 /* The operation a request performs when it falls back to the MPI library's collective. */
 typedef int (*convoy__native_fn)(struct convoy_request_s *r);
@@ -325,6 +343,16 @@ void convoy__fast_clear(convoy__cstate *cs);
 /* The state of comm if this thread found it before and no state was freed since (NULL:
  * ask convoy__cstate_get). */
 convoy__cstate *convoy__cstate_cached(MPI_Comm comm);
+/* How many communicator states were freed so far (a state this thread found stays valid
+ * while this is unchanged: convoy__cstate_cached). */
+unsigned long convoy__states_freed(void);
+/* 1 if comm's last blocking call of coll (a convoy__coll) was kept by the fast path as the
+ * MPI library's blocking collective (fast.c's direct entry): then *gen is the settings'
+ * generation it was planned under, *why why the library served it. comm must be the
+ * communicator this thread's last blocking call used (convoy__cstate_cached). */
+int convoy__fast_direct(MPI_Comm comm, int coll, uint64_t *gen, const char **why);
+/* The Barrier count convoy__fast_direct's entries were planned with (its tune hook's n). */
+int convoy__cstate_barrier_n(const convoy__cstate *cs);
 /* The generation of the current settings if they are unchanged since they were last read
  * (a snapshot check, no copy); 0 if they must be read again. */
 uint64_t convoy__config_gen(void);
@@ -336,6 +364,8 @@ long convoy__builds_inc(void);
  * completed (libconvoy_pmpi counts them for CONVOY_STATS). */
 void convoy__req_outcome(convoy_request r, const convoy__algo **algo, const char **why);
 void convoy__last_outcome(const convoy__algo **algo, const char **why);
+/* Records a blocking call the MPI library served for why (the fast path's direct calls). */
+void convoy__last_native(const char *why);
 
 /* Rooted collectives (rooted.c): the root argument's check (MPI_ERR_ROOT), and under
  * CONVOY_CHECK_ARGS in a blocking call, whether all ranks passed the same root (else a

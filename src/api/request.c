@@ -197,8 +197,8 @@ int convoy__req_route(convoy_request r, int mode)
     return MPI_SUCCESS;
 }
 
-static _Thread_local const convoy__algo *last_algo;
-static _Thread_local const char *last_why;
+static CONVOY_TLS_FAST const convoy__algo *last_algo;
+static CONVOY_TLS_FAST const char *last_why;
 
 void convoy__req_outcome(convoy_request r, const convoy__algo **algo, const char **why)
 {
@@ -210,6 +210,12 @@ void convoy__last_outcome(const convoy__algo **algo, const char **why)
 {
     *algo = last_algo;
     *why = last_why;
+}
+
+void convoy__last_native(const char *why)
+{
+    last_algo = NULL;
+    last_why = why;
 }
 
 static int begin(convoy_request r)

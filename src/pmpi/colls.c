@@ -7,23 +7,34 @@
  *
  * Every form first asks dropin_handback (CONVOY_DISABLE, intercommunicators, device
  * buffers, after MPI_Finalize). A handed-back call is the MPI library's own: same
- * arguments, so the same results and the same errors on the same handler. A handed-back
- * blocking call runs as the library's nonblocking one plus a wait that progresses Convoy's
- * pending operations (MPI promises progress on all pending operations while a process
- * blocks in any call). It cannot choose the library's blocking call when nothing of
- * Convoy's is pending: that differs between processes (one completed its part of an
- * MPI_Iallgather, another has not), and MPI's blocking and nonblocking collectives do not
- * match each other (a process in MPI_Barrier and one in MPI_Ibarrier hang, tested:
- * tests/pmpi handback_kind). CONVOY_NATIVE_BLOCKING=1 makes it the blocking call on every
- * process, as for Convoy's own native choice (api/request.c): the library's faster small
- * collectives. Then the nonblocking and persistent forms are the library's too
- * (dropin_handback_nb), so that no Convoy operation is ever pending: a process blocked in
- * the library's collective owes no peer progress on one of Convoy's.
+ * arguments, so the same results and the same errors on the same handler.
+ *
+ * Which of the library's collectives a handed-back blocking call makes must be the same on
+ * every process (MPI's blocking and nonblocking collectives do not match each other: a
+ * process in MPI_Barrier and one in MPI_Ibarrier hang, tested: tests/pmpi handback_kind),
+ * and a process blocked in the library's blocking collective runs none of Convoy's pending
+ * operations, which a peer may be waiting for. So it depends on one setting, read once
+ * (stats.c), never on what a process has pending:
+ *  - by default (CONVOY_NATIVE_BLOCKING unset or 1) the library's blocking collective, as
+ *    for Convoy's own native choice (api/request.c), and the nonblocking and persistent
+ *    forms are the library's too (dropin_handback_nb, reason blocking_only): no Convoy
+ *    operation is ever pending, so no process owes a peer progress. A handed-back call costs
+ *    the wrapper and nothing else (the memo below): never slower than the library.
+ *  - CONVOY_NATIVE_BLOCKING=0: Convoy serves the nonblocking and persistent forms too, and a
+ *    handed-back blocking call runs as the library's nonblocking one plus a wait that
+ *    progresses Convoy's pending operations (MPI promises progress on all pending operations
+ *    while a process blocks in any call): Open MPI 4.1's nonblocking collectives cost about
+ *    twice its blocking ones at small counts.
  */
 #include "pmpi/dropin.h"
 
 #include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "api/internal.h"
 
 #if defined(OPEN_MPI) && OPEN_MPI
 #include <mpi-ext.h>
@@ -121,9 +132,161 @@
 #define DROPIN_WRAP_INIT(Name, ID)
 #endif
 
+/* --- the memo of blocking calls the MPI library serves ----------------------------------
+ *
+ * A blocking call that Convoy hands to the library's blocking collective (its model, a
+ * forced or tuned native, no algorithm) costs, through convoy_*, about 450 instructions
+ * over the library's own and a few dozen cache lines of Convoy's state (its communicator
+ * state, kept request, plan): about 0.3 us per call at np 4 as 2 x 2 on this 2-core host,
+ * against 0.05 us for the wrapper alone (CONVOY_DISABLE=all). So each thread remembers, per
+ * collective, the last call Convoy kept as such (convoy__fast_direct: its fast path's
+ * direct entry, which holds every condition of Convoy's own fast path: named datatypes,
+ * predefined operations, no verbose, CONVOY_CHECK_ARGS or watchdog, a ready state) with
+ * every argument but the buffers' addresses (their predicates MPI_IN_PLACE, NULL, send ==
+ * recv are kept); an equal call on the same communicator, with no communicator state freed
+ * since (a freed handle may come back as another communicator), the settings unchanged
+ * and, for Barrier, the same tuned n, is the library's call at once, counted for the same
+ * reason. Convoy's choice for a call is a function of those alone, so it is the one Convoy
+ * would make (count vectors compared by content, as Convoy's fast path does; Convoy
+ * keeps no Gatherv or Scatterv on more than one process, whose counts only the root
+ * knows, so those are never remembered). Per thread: the communicator Convoy found last is per
+ * thread too, and a record is never read while another thread writes it. */
+
+typedef struct dropin_key {
+    MPI_Comm comm;
+    int count, count2, root;
+    unsigned preds;
+    MPI_Datatype t1, t2;
+    MPI_Op op;
+    const int *v1, *v2; /* count vectors (compared by content), or NULL */
+} dropin_key;
+
+typedef struct dropin_memo {
+    int valid, why;
+    dropin_key k; /* v1, v2: NULL or not, as the call's */
+    int n;        /* the communicator's size: entries of v1 and of v2 in vec */
+    int *vec, cap;
+    uint64_t gen;
+    unsigned long freed;
+    const convoy__cstate *cs;
+    int barrier_n;
+} dropin_memo;
+
+static unsigned preds(const void *s, const void *r)
+{
+    return (s == MPI_IN_PLACE) | (r == MPI_IN_PLACE) << 1 | (s == r) << 2 | (s == NULL) << 3 |
+           (r == NULL) << 4;
+}
+
+#define KEY(s, r, n, n2, rt, t1_, t2_, op_, v1_, v2_)                                              \
+    {                                                                                              \
+        .comm = comm, .count = (n), .count2 = (n2), .root = (rt), .preds = preds((s), (r)),        \
+        .t1 = (t1_), .t2 = (t2_), .op = (op_), .v1 = (v1_), .v2 = (v2_)                            \
+    }
+#define KEY_Allgather                                                                              \
+    KEY(sendbuf, recvbuf, sendcount, recvcount, 0, sendtype, recvtype, MPI_OP_NULL, NULL, NULL)
+#define KEY_Allgatherv                                                                             \
+    KEY(sendbuf, recvbuf, sendcount, 0, 0, sendtype, recvtype, MPI_OP_NULL, recvcounts, displs)
+#define KEY_Allreduce KEY(sendbuf, recvbuf, count, 0, 0, datatype, datatype, op, NULL, NULL)
+#define KEY_Barrier                                                                                \
+    KEY(NULL, NULL, 0, 0, 0, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, MPI_OP_NULL, NULL, NULL)
+#define KEY_Reduce_scatter KEY(sendbuf, recvbuf, 0, 0, 0, datatype, datatype, op, recvcounts, NULL)
+#define KEY_Reduce_scatter_block                                                                   \
+    KEY(sendbuf, recvbuf, recvcount, 0, 0, datatype, datatype, op, NULL, NULL)
+#define KEY_Bcast KEY(NULL, buffer, count, 0, root, datatype, datatype, MPI_OP_NULL, NULL, NULL)
+#define KEY_Gather                                                                                 \
+    KEY(sendbuf, recvbuf, sendcount, recvcount, root, sendtype, recvtype, MPI_OP_NULL, NULL, NULL)
+#define KEY_Gatherv                                                                                \
+    KEY(sendbuf, recvbuf, sendcount, 0, root, sendtype, recvtype, MPI_OP_NULL, recvcounts, displs)
+#define KEY_Scatter KEY_Gather
+#define KEY_Scatterv                                                                               \
+    KEY(sendbuf, recvbuf, recvcount, 0, root, sendtype, recvtype, MPI_OP_NULL, sendcounts, displs)
+#define KEY_Reduce KEY(sendbuf, recvbuf, count, 0, root, datatype, datatype, op, NULL, NULL)
+#define KEY_Scan KEY_Allreduce
+#define KEY_Exscan KEY_Allreduce
+#define KEY_Alltoall KEY_Allgather
+
+static CONVOY_TLS_FAST dropin_memo *memos; /* DROPIN_NCOLL records, this thread's */
+static pthread_key_t memo_key;
+static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
+
+static void memo_free(void *p)
+{
+    dropin_memo *m = p;
+    for (int c = 0; c < DROPIN_NCOLL; c++)
+        free(m[c].vec);
+    free(m);
+}
+
+static void memo_key_make(void)
+{
+    pthread_key_create(&memo_key, memo_free);
+}
+
+static int same_key(const dropin_memo *m, const dropin_key *b)
+{
+    const dropin_key *a = &m->k;
+    const size_t n = (size_t)m->n * sizeof(int);
+    return a->comm == b->comm && a->count == b->count && a->count2 == b->count2 &&
+           a->root == b->root && a->preds == b->preds && a->t1 == b->t1 && a->t2 == b->t2 &&
+           a->op == b->op && !a->v1 == !b->v1 && !a->v2 == !b->v2 &&
+           (!b->v1 || memcmp(m->vec, b->v1, n) == 0) &&
+           (!b->v2 || memcmp(m->vec + m->n, b->v2, n) == 0);
+}
+
+/* 1 (counted) if the call is the library's blocking collective by the memo. */
+static int memo_hit(int coll, const dropin_key *k)
+{
+    const dropin_memo *m = memos ? &memos[coll] : NULL;
+    if (!m || !m->valid || !same_key(m, k) ||
+        (atomic_load_explicit(&dropin_off_mask, memory_order_relaxed) >> coll & 1) ||
+        m->freed != convoy__states_freed() || m->gen != convoy__config_gen() ||
+        (coll == DROPIN_BARRIER && convoy__cstate_barrier_n(m->cs) != m->barrier_n))
+        return 0;
+    dropin_count_why(coll, m->why);
+    return 1;
+}
+
+/* After a blocking call through convoy_* that succeeded: remembers it if Convoy kept it as
+ * the library's blocking call, else forgets the collective's record. */
+static void memo_record(int coll, int ccoll, const dropin_key *k)
+{
+    if (!memos) {
+        pthread_once(&memo_once, memo_key_make);
+        if (!(memos = calloc(DROPIN_NCOLL, sizeof *memos))) return;
+        pthread_setspecific(memo_key, memos);
+    }
+    dropin_memo *m = &memos[coll];
+    m->valid = 0;
+    const unsigned long freed = convoy__states_freed(); /* before: the state is valid since */
+    const char *why;
+    uint64_t gen;
+    const convoy__cstate *cs = convoy__cstate_cached(k->comm);
+    if (!cs || !convoy__fast_direct(k->comm, ccoll, &gen, &why) || !gen) return;
+    const int n = (k->v1 || k->v2) ? cs->topo.size : 0;
+    if (2 * n > m->cap) {
+        int *v = realloc(m->vec, 2 * (size_t)n * sizeof *v);
+        if (!v) return;
+        m->vec = v;
+        m->cap = 2 * n;
+    }
+    if (k->v1) memcpy(m->vec, k->v1, (size_t)n * sizeof *m->vec);
+    if (k->v2) memcpy(m->vec + n, k->v2, (size_t)n * sizeof *m->vec);
+    m->n = n;
+    m->k = *k;
+    m->why = dropin_why_index(why);
+    m->gen = gen;
+    m->freed = freed;
+    m->cs = cs;
+    m->barrier_n = convoy__cstate_barrier_n(cs);
+    m->valid = 1;
+}
+
 #define DROPIN_WRAP(Name, IName, ID)                                                               \
     int MPI_##Name(P_##Name)                                                                       \
     {                                                                                              \
+        const dropin_key k_ = KEY_##Name;                                                          \
+        if (memo_hit(DROPIN_##ID, &k_)) return PMPI_##Name(A_##Name);                              \
         if (dropin_handback(DROPIN_##ID, comm)) {                                                  \
             if (dropin_native_blocking()) return PMPI_##Name(A_##Name);                            \
             MPI_Request r;                                                                         \
@@ -132,6 +295,7 @@
         }                                                                                          \
         int rc = convoy_##Name(A_##Name);                                                          \
         dropin_count_last(DROPIN_##ID);                                                            \
+        if (rc == MPI_SUCCESS) memo_record(DROPIN_##ID, CONVOY_COLL_##ID, &k_);                    \
         return rc;                                                                                 \
     }                                                                                              \
     int MPI_##IName(P_##Name, MPI_Request *request)                                                \

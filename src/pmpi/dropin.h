@@ -11,6 +11,7 @@
 #define CONVOY_PMPI_DROPIN_H
 
 #include <mpi.h>
+#include <stdatomic.h>
 
 #include "convoy.h"
 #include "select/select.h"
@@ -51,7 +52,7 @@ enum { DROPIN_COLLS(DROPIN_ID) DROPIN_NCOLL };
     X(MODEL, "model")                 /* the cost model predicts the MPI library faster */         \
     X(TUNING, "tuning")               /* CONVOY_TUNING_FILE says native */                         \
     X(NO_ALGORITHM, "no_algorithm")   /* no Convoy algorithm accepts these arguments */            \
-    X(BLOCKING_ONLY, "blocking_only") /* nonblocking or persistent, CONVOY_NATIVE_BLOCKING=1 */
+    X(BLOCKING_ONLY, "blocking_only") /* nonblocking or persistent, CONVOY_NATIVE_BLOCKING */
 
 #define DROPIN_ID(id, name) DROPIN_WHY_##id,
 enum { DROPIN_REASONS(DROPIN_ID) DROPIN_NWHY };
@@ -60,7 +61,8 @@ enum { DROPIN_REASONS(DROPIN_ID) DROPIN_NWHY };
 /* 0 if Convoy may serve a call of collective `coll` on comm, else 1 + the reason
  * (counted). */
 int dropin_handback(int coll, MPI_Comm comm);
-/* CONVOY_NATIVE_BLOCKING set: a handed-back blocking call is the library's blocking one. */
+/* CONVOY_NATIVE_BLOCKING (on unless 0, read when the library is loaded): a handed-back
+ * blocking call is the library's blocking one. */
 int dropin_native_blocking(void);
 /* dropin_handback for the nonblocking and persistent forms: under CONVOY_NATIVE_BLOCKING
  * they are the library's too (reason blocking_only), so that Convoy never has an operation
@@ -70,6 +72,11 @@ int dropin_handback_nb(int coll, MPI_Comm comm);
  * algo NULL for "unknown"). */
 void dropin_count(int coll, const convoy__algo *algo, const char *why);
 void dropin_count_why(int coll, int why);
+/* The DROPIN_WHY_ index of a reason string Convoy gave (unknown: model). */
+int dropin_why_index(const char *why);
+/* Bit c set: CONVOY_DISABLE or CONVOY_DEVICE hand collective c back whole, or MPI_Finalize
+ * began (valid once a wrapped call asked dropin_handback). */
+extern atomic_uint dropin_off_mask;
 /* After a blocking convoy_* call: counts what served it. */
 void dropin_count_last(int coll);
 

@@ -5,8 +5,9 @@
  * whole; "all" for every one), CONVOY_DEVICE=auto|host|device (auto: if the MPI library is
  * CUDA-aware, MPIX_Query_cuda_support() > 0, Convoy cannot tell device from host buffers
  * without the CUDA runtime and hands every call back; host: the program promises host
- * buffers; device: hand back as a CUDA-aware library would), CONVOY_STATS=1|path,
- * CONVOY_NATIVE_BLOCKING (colls.c: the kind of native call a handed-back blocking call makes).
+ * buffers; device: hand back as a CUDA-aware library would), CONVOY_STATS=1|path.
+ * CONVOY_NATIVE_BLOCKING (colls.c: the kind of native call a handed-back blocking call
+ * makes; on unless 0) is read when the library is loaded (dropin_loaded, below).
  *
  * Counts are per process; MPI_Finalize sums them over MPI_COMM_WORLD to rank 0, which
  * prints one table (stderr for CONVOY_STATS=1, else the file named; a "%r" in the name
@@ -36,6 +37,11 @@ static atomic_long served[DROPIN_NCOLL][MAX_ALGOS], back[DROPIN_NCOLL][DROPIN_NW
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int disabled[DROPIN_NCOLL], device, stats_on, native_blocking;
+/* Set when MPI_Finalize begins: later calls are the library's (reason finalized). */
+static atomic_int finalizing;
+/* Bit c: collective c is handed back whole (CONVOY_DISABLE, CONVOY_DEVICE) or MPI_Finalize
+ * began; set by the first wrapped call (read_settings), before any memo record exists. */
+atomic_uint dropin_off_mask;
 static const char *stats_path;
 
 static void warn(const char *var, const char *value, const char *valid)
@@ -80,8 +86,10 @@ static void read_settings(void)
     } else if (strcmp(v, "host") != 0) {
         warn("CONVOY_DEVICE", v, "auto, host, device");
     }
-    v = getenv("CONVOY_NATIVE_BLOCKING");
-    native_blocking = v && *v && strcmp(v, "0") != 0;
+    unsigned off = 0;
+    for (int c = 0; c < DROPIN_NCOLL; c++)
+        off |= (unsigned)(disabled[c] || device) << c;
+    atomic_fetch_or(&dropin_off_mask, off);
     v = getenv("CONVOY_STATS");
     if (v && *v && strcmp(v, "0") != 0) {
         stats_on = 1;
@@ -103,12 +111,18 @@ void dropin_count_why(int coll, int why)
 int dropin_handback(int coll, MPI_Comm comm)
 {
     pthread_once(&once, read_settings);
+    /* The common case in a few loads: a communicator on which this thread made a blocking
+     * Convoy call (it has state: an intracommunicator, valid; convoy__cstate_cached says
+     * so only while no state was freed since), before MPI_Finalize. */
+    if (!disabled[coll] && !device && !atomic_load_explicit(&finalizing, memory_order_relaxed) &&
+        convoy__cstate_cached(comm))
+        return 0;
     int why = -1, inter, fin = 0;
     if (disabled[coll])
         why = DROPIN_WHY_DISABLED;
     else if (device)
         why = DROPIN_WHY_DEVICE;
-    else if (PMPI_Finalized(&fin) || fin)
+    else if (atomic_load(&finalizing) || PMPI_Finalized(&fin) || fin)
         why = DROPIN_WHY_FINALIZED;
     /* An invalid communicator is handed back too: the MPI library reports it as it would. */
     else if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) || inter)
@@ -126,6 +140,24 @@ int dropin_handback_nb(int coll, MPI_Comm comm)
     return 1 + DROPIN_WHY_BLOCKING_ONLY;
 }
 
+/* The reason strings Convoy hands over are its literals: the last one seen and its index
+ * (per thread), so that a repeated call compares a pointer, not the reason names. */
+static CONVOY_TLS_FAST const char *last_why;
+static CONVOY_TLS_FAST int last_why_index;
+
+int dropin_why_index(const char *why)
+{
+    if (!why || why != last_why) {
+        int w = 0;
+        while (why && w < DROPIN_NWHY && strcmp(why, why_names[w]) != 0)
+            w++;
+        /* Convoy's own native choice, unnamed or unknown here: "model" */
+        last_why_index = why && w < DROPIN_NWHY ? w : DROPIN_WHY_MODEL;
+        last_why = why;
+    }
+    return last_why_index;
+}
+
 void dropin_count(int coll, const convoy__algo *algo, const char *why)
 {
     if (algo) {
@@ -134,12 +166,7 @@ void dropin_count(int coll, const convoy__algo *algo, const char *why)
             atomic_fetch_add_explicit(&served[coll][i], 1, memory_order_relaxed);
         return;
     }
-    for (int w = 0; why && w < DROPIN_NWHY; w++)
-        if (strcmp(why, why_names[w]) == 0) {
-            dropin_count_why(coll, w);
-            return;
-        }
-    dropin_count_why(coll, DROPIN_WHY_MODEL); /* Convoy's own native choice, unnamed */
+    dropin_count_why(coll, dropin_why_index(why));
 }
 
 void dropin_count_last(int coll)
@@ -217,14 +244,24 @@ void dropin_stats_report(void)
 }
 
 /* A program running the drop-in gets the MPI library's collective as a candidate in every
- * choice (CONVOY_NATIVE_CANDIDATE=0 turns it off). */
+ * choice (CONVOY_NATIVE_CANDIDATE=0 turns it off), and by default the library's blocking
+ * collective for every blocking call handed back, the library's nonblocking and persistent
+ * collectives for those forms (CONVOY_NATIVE_BLOCKING=0: Convoy serves them, and handed-back
+ * blocking calls become the library's nonblocking collective plus Convoy's wait; colls.c).
+ * Read once, here, for the whole run: the wrappers and Convoy's own native choice
+ * (convoy__native_blocking_fixed) must make the same kind of call. */
 __attribute__((constructor)) static void dropin_loaded(void)
 {
     convoy__native_candidate_default = 1;
+    const char *v = getenv("CONVOY_NATIVE_BLOCKING");
+    native_blocking = !v || !*v || strcmp(v, "0") != 0;
+    convoy__native_blocking_fixed = native_blocking;
 }
 
 int MPI_Finalize(void)
 {
+    atomic_store(&finalizing, 1);
+    atomic_store(&dropin_off_mask, ~0u);
     dropin_stats_report();
     return PMPI_Finalize();
 }

@@ -45,11 +45,12 @@ static long (*stats_get)(int, const char *);
         tc_check(MPI_COMM_WORLD, (ok), what_, NULL);                                               \
     } while (0)
 
-/* CONVOY_NATIVE_BLOCKING: the nonblocking and persistent forms are the library's. */
+/* CONVOY_NATIVE_BLOCKING (the drop-in's default; 0 turns it off): the nonblocking and
+ * persistent forms are the library's. */
 static int native_blocking(void)
 {
     const char *nb = getenv("CONVOY_NATIVE_BLOCKING");
-    return nb && strcmp(nb, "0") != 0;
+    return !nb || !*nb || strcmp(nb, "0") != 0;
 }
 
 /* The reason the drop-in hands back every call of a collective (CONVOY_DISABLE,
@@ -380,7 +381,9 @@ static void nbx(void)
     MPI_Request sr[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}, br = MPI_REQUEST_NULL;
     for (int i = 0; i < nto; i++)
         MPI_Issend(&data[i], 1, MPI_INT, (me + 1 + i) % P, 5, c, &sr[i]);
-    const char *why = off_wrapper("barrier") ? off_wrapper("barrier") : "setup";
+    const char *why = off_wrapper("barrier") ? off_wrapper("barrier")
+                      : native_blocking()    ? "blocking_only"
+                                             : "setup";
     long setup0 = dropin_stats_get(DROPIN_BARRIER, why);
     while (!done) {
         int flag;
@@ -485,6 +488,104 @@ static void handback_kind(void)
     free(x), free(y), free(ref);
 }
 
+/* The drop-in's memo of calls the library serves with its blocking collective (colls.c):
+ * repeated calls forced native (CONVOY_<COLL>_ALGO=native, set alike on every rank
+ * between calls), their arguments changing one at a time (buffer, root, count, in place,
+ * op, an Allgatherv's counts by content at the same address), each against the library's result and
+ * counted once as forced; a changed setting seen at the next call (binomial serves it); a freed
+ * communicator's handle, reused by a new one, goes to Convoy again (it has state after the call).
+ */
+static void memo(void)
+{
+    if (!native_blocking() || off_wrapper("bcast") || off_wrapper("allreduce") ||
+        off_wrapper("barrier") || off_wrapper("allgatherv") || P > 16)
+        return;
+    /* Convoy's state for a communicator, if this thread's last blocking call found it. */
+    void *(*state)(MPI_Comm) = (void *(*)(MPI_Comm))dlsym(RTLD_DEFAULT, "convoy__cstate_cached");
+    MPI_Comm c;
+    PMPI_Comm_dup(MPI_COMM_WORLD, &c);
+    const long b0 = dropin_stats_get(DROPIN_BCAST, "forced"),
+               a0 = dropin_stats_get(DROPIN_ALLREDUCE, "forced"),
+               r0 = dropin_stats_get(DROPIN_BARRIER, "forced"),
+               v0 = dropin_stats_get(DROPIN_ALLGATHERV, "forced");
+    setenv("CONVOY_BCAST_ALGO", "native", 1);
+    setenv("CONVOY_ALLREDUCE_ALGO", "native", 1);
+    setenv("CONVOY_BARRIER_ALGO", "native", 1);
+    setenv("CONVOY_ALLGATHERV_ALGO", "native", 1);
+    int vc[16], vd[16], vin[3], vout[64], vref[64];
+    enum { CALLS = 24 };
+    int bufs[2][4], bad = 0;
+    for (int i = 0; i < CALLS; i++) {
+        const int root = (i / 3) % P, n = 1 + (i / 8), *want;
+        int *buf = bufs[i % 2];
+        for (int k = 0; k < n; k++)
+            buf[k] = me == root ? 100 * i + k : -1;
+        MPI_Bcast(buf, n, MPI_INT, root, c);
+        for (int k = 0; k < n; k++)
+            bad += buf[k] != 100 * i + k;
+        int x[2] = {me + i, 2 * me - i}, y[2] = {0, 0}, ref[2];
+        MPI_Op op = i % 5 == 4 ? MPI_MAX : MPI_SUM;
+        PMPI_Allreduce(x, ref, 2, MPI_INT, op, c);
+        if (i % 4 == 3) {
+            MPI_Allreduce(MPI_IN_PLACE, x, 2, MPI_INT, op, c);
+            want = x;
+        } else {
+            MPI_Allreduce(x, y, 2, MPI_INT, op, c);
+            want = y;
+        }
+        bad += want[0] != ref[0] || want[1] != ref[1];
+        MPI_Barrier(c);
+        /* The counts change by content at the same address after 12 calls. */
+        for (int q = 0, d = 0; q < P; q++, d += 3)
+            vc[q] = i < 12 ? 1 + q % 2 : 2 - q % 2, vd[q] = d;
+        for (int k = 0; k < 3; k++)
+            vin[k] = 10 * me + k + i;
+        memset(vout, 0, sizeof vout);
+        memset(vref, 0, sizeof vref);
+        MPI_Allgatherv(vin, vc[me], MPI_INT, vout, vc, vd, MPI_INT, c);
+        PMPI_Allgatherv(vin, vc[me], MPI_INT, vref, vc, vd, MPI_INT, c);
+        bad += memcmp(vout, vref, sizeof vout) != 0;
+    }
+    CHECK(bad == 0,
+          "memo: %d calls of Bcast, Allreduce and Allgatherv forced native, as the library's",
+          CALLS);
+    CHECK(dropin_stats_get(DROPIN_ALLGATHERV, "forced") - v0 == CALLS,
+          "memo: every Allgatherv counted forced (%ld of %d)",
+          dropin_stats_get(DROPIN_ALLGATHERV, "forced") - v0, CALLS);
+    CHECK(dropin_stats_get(DROPIN_BCAST, "forced") - b0 == CALLS &&
+              dropin_stats_get(DROPIN_ALLREDUCE, "forced") - a0 == CALLS &&
+              dropin_stats_get(DROPIN_BARRIER, "forced") - r0 == CALLS,
+          "memo: every call counted forced (bcast %ld, allreduce %ld, barrier %ld of %d)",
+          dropin_stats_get(DROPIN_BCAST, "forced") - b0,
+          dropin_stats_get(DROPIN_ALLREDUCE, "forced") - a0,
+          dropin_stats_get(DROPIN_BARRIER, "forced") - r0, CALLS);
+    /* A changed setting: the same call is Convoy's binomial now. */
+    setenv("CONVOY_BCAST_ALGO", "binomial", 1);
+    const long bin0 = dropin_stats_get(DROPIN_BCAST, "binomial");
+    int v = me == 0 ? 7 : 0;
+    MPI_Bcast(&v, 1, MPI_INT, 0, c);
+    CHECK(v == 7 && dropin_stats_get(DROPIN_BCAST, "binomial") == bin0 + 1,
+          "memo: a changed CONVOY_BCAST_ALGO is seen at the next call");
+    /* A freed communicator's handle: a new communicator may get it. */
+    setenv("CONVOY_BCAST_ALGO", "native", 1);
+    for (int i = 0; i < 3; i++) {
+        v = me == 0 ? i : -1;
+        MPI_Bcast(&v, 1, MPI_INT, 0, c);
+    }
+    MPI_Comm_free(&c);
+    PMPI_Comm_dup(MPI_COMM_WORLD, &c);
+    CHECK(state && !state(c), "memo: a new communicator has no Convoy state");
+    v = me == 0 ? 9 : -1;
+    MPI_Bcast(&v, 1, MPI_INT, 0, c);
+    CHECK(v == 9 && state && state(c),
+          "memo: the first call on a new communicator (a freed one's handle) goes to Convoy");
+    unsetenv("CONVOY_BCAST_ALGO");
+    unsetenv("CONVOY_ALLREDUCE_ALGO");
+    unsetenv("CONVOY_BARRIER_ALGO");
+    unsetenv("CONVOY_ALLGATHERV_ALGO");
+    PMPI_Comm_free(&c);
+}
+
 static void intercomm(void)
 {
     if (P < 2) return;
@@ -542,6 +643,7 @@ int main(int argc, char **argv)
     nbx();
     p2p_progress();
     handback_kind();
+    memo();
     intercomm();
 #if MPI_VERSION >= 4
     large_count();
