@@ -292,7 +292,10 @@ static int exec_init(convoy__exec *x, const convoy__schedule *s, const convoy__t
     }
     x->base[CONVOY_BUF_SEND] = (void *)sendbuf;
     x->base[CONVOY_BUF_RECV] = recvbuf;
-    x->base[CONVOY_BUF_SHM] = t->shm_base;
+    /* An alternating operation's data lives in the half of the data area its parity names
+     * (the whole tree: children share the transport). */
+    x->base[CONVOY_BUF_SHM] =
+        t->shm_alt && (t->shm_seq & 1) ? (char *)t->shm_base + t->shm_half : t->shm_base;
     /* One block for the per-step arrays (a small collective's schedule runs in a few
      * microseconds: allocations would dominate) and the scratch memory after it, a cache
      * line apart; in the caller's slice when it lends one. */
@@ -347,6 +350,10 @@ static int exec_init(convoy__exec *x, const convoy__schedule *s, const convoy__t
     }
     for (int i = 0; i < n; i++)
         if (x->missing[i] == 0) make_ready(x, i);
+    /* The gate: every node process released the previous segment operation, or, when this
+     * one and the previous alternate, the one before that (shm_seq - 1 of them). */
+    x->gate_seq =
+        t->shm_alt && t->shm_prev_alt ? (t->shm_seq > 0 ? t->shm_seq - 1 : 0) : t->shm_seq;
     x->gate = (s->nflags > 0 || s->shm_bytes > 0) && t->shm_seq > 0;
     return 0;
 }
@@ -357,7 +364,12 @@ static int test_gate(convoy__exec *x, int *open)
     const convoy__topo *t = x->topo;
     *open = 1;
     for (int q = 0; q < t->ppn && *open; q++) {
-        int rc = x->t->flag_test(x->t->ctx, q, CONVOY_FLAG_RELEASE, x->t->shm_seq, open);
+        /* (Alternating: this process's own previous operation must be done all the same.
+         * A peer that went on to the next operation has finished this one, which is what
+         * lets a wait be satisfied by the next operation's flag values; with nonblocking
+         * requests a process could otherwise run both at once.) */
+        const uint64_t need = q == t->node_rank ? x->t->shm_seq : x->gate_seq;
+        int rc = x->t->flag_test(x->t->ctx, q, CONVOY_FLAG_RELEASE, need, open);
         if (rc) return rc;
     }
     return 0;

@@ -100,6 +100,15 @@ typedef struct convoy__schedule {
     int64_t tmp_bytes; /* scratch memory the schedule needs */
     int32_t nflags;    /* notification flags per node process used (0: no segment) */
     int64_t shm_bytes; /* data area of the node segment used (0: none) */
+    /* The schedule may alternate (1): its segment data fits half the data area (the
+     * builder saw args.shm_bytes >= 2 * shm_bytes, with shm_bytes a multiple of 64; 0 for
+     * flags alone) and it is the same kind on every process of a node. Then the caller may
+     * run it in the half of the data area given by the operation's parity and let it start
+     * while node peers still finish the previous segment operation, when that one
+     * alternated too (convoy__transport.shm_alt). Only set by builders whose waits are
+     * all for values a peer notifies in the same operation (flag values only grow, so a
+     * wait that a peer's next operation satisfies was satisfied by this one's). */
+    int32_t shm_alt;
     struct convoy__schedule **children;
     int32_t nchildren;
     int32_t nnested; /* schedules nested below this one, at any depth */
@@ -181,6 +190,13 @@ typedef struct convoy__transport {
      * shifts the schedule's flags up by one. Values are absolute and only grow. */
     void *shm_base;
     uint64_t shm_seq; /* segment-using operations that ran before this one on the node */
+    /* Alternation (convoy__schedule.shm_alt), set by the caller: shm_alt = this operation
+     * runs in half (shm_seq & 1) of the data area, shm_half bytes from shm_base;
+     * shm_prev_alt = the previous segment operation of the node did so too, so this one
+     * need only wait at the gate for the one before that (the halves differ). The same on
+     * every process of the node. */
+    int shm_alt, shm_prev_alt;
+    int64_t shm_half;
     int (*notify)(void *ctx, int flag, uint64_t value);
     int (*flag_test)(void *ctx, int node_peer, int flag, uint64_t value, int *done);
     /* Cross-memory attach, for schedules with PUBLISH/READ steps (builders use them only
@@ -199,7 +215,9 @@ typedef struct convoy__transport {
 
 /* The executor's own flag: a process sets it to k + 1 when it has finished the k-th
  * segment-using operation; the next one starts only when every node process has (the
- * segment is then free for reuse: no ABA between consecutive operations). */
+ * segment is then free for reuse: no ABA between consecutive operations), or, when it and
+ * the one before alternate (shm_alt), when every node process has finished operation k - 1:
+ * the two use different halves of the data area. */
 #define CONVOY_FLAG_RELEASE 0
 /* Absolute value of a schedule's notification value in segment operation shm_seq. */
 #define CONVOY_FLAG_VALUE(shm_seq, v) ((((uint64_t)(shm_seq) + 1) << 32) | (uint64_t)(v))
@@ -215,9 +233,10 @@ typedef struct convoy__exec {
     int comm_kind;                     /* which communicator this executor's ALL means */
     const struct convoy__exec *parent; /* nested: the parent's executor (MAP translation) */
     int top;                           /* the root of the schedule tree (owns the segment gate) */
-    int tag_block; /* this schedule's preorder number in the tree: its tag block */
-    int tag_shift; /* bits below the epoch: step tag and tag block */
-    int gate;      /* waiting for the node's release flags before starting */
+    int tag_block;     /* this schedule's preorder number in the tree: its tag block */
+    int tag_shift;     /* bits below the epoch: step tag and tag block */
+    int gate;          /* waiting for the node's release flags before starting */
+    uint64_t gate_seq; /* ... until each is at least this (convoy__transport.shm_alt) */
     void *base[CONVOY_NBUF];
     void *tmp_alloc;
     void *block;                /* the per-step arrays below, in one allocation */

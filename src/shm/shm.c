@@ -54,6 +54,11 @@ int convoy__shm_create(MPI_Comm node_comm, int64_t bytes, int nflags, convoy__sh
     if (rc) goto fail;
     seg->nflags = nflags;
     seg->bytes = bytes;
+    seg->seen = calloc((size_t)seg->node_size, sizeof *seg->seen);
+    if (!seg->seen) {
+        rc = MPI_ERR_NO_MEM;
+        goto fail;
+    }
     seg->flag_stride = (int)(round_up((int64_t)(nflags + INFO_WORDS) * 8, LINE) / 8);
     const int64_t flag_bytes = (int64_t)seg->node_size * seg->flag_stride * 8;
     const int64_t share =
@@ -84,6 +89,7 @@ int convoy__shm_create(MPI_Comm node_comm, int64_t bytes, int nflags, convoy__sh
 fail_win:
     PMPI_Win_free(&seg->win);
 fail:
+    free((void *)seg->seen);
     free(seg);
     return rc ? rc : MPI_ERR_INTERN;
 }
@@ -93,6 +99,7 @@ int convoy__shm_free(convoy__shm *seg)
     if (!seg) return 0;
     int rc = PMPI_Win_unlock_all(seg->win);
     int rc2 = PMPI_Win_free(&seg->win);
+    free((void *)seg->seen);
     free(seg);
     return rc ? rc : rc2;
 }
@@ -153,8 +160,15 @@ void convoy__shm_notify(convoy__shm *seg, int flag, uint64_t value)
 
 int convoy__shm_reached(const convoy__shm *seg, int node_peer, int flag, uint64_t value)
 {
-    return atomic_load_explicit(&seg->flags[(int64_t)node_peer * seg->flag_stride + flag],
-                                memory_order_acquire) >= value;
+    /* The release flag: a value this process saw before may already do. Acquire and release
+     * on the cache chain the peer's release to every thread that uses it (plain moves on
+     * x86); a racing thread may store an older value, which only costs a load later. */
+    if (flag == 0 && atomic_load_explicit(&seg->seen[node_peer], memory_order_acquire) >= value)
+        return 1;
+    const uint64_t v = atomic_load_explicit(
+        &seg->flags[(int64_t)node_peer * seg->flag_stride + flag], memory_order_acquire);
+    if (flag == 0) atomic_store_explicit(&seg->seen[node_peer], v, memory_order_release);
+    return v >= value;
 }
 
 /* The wait policy (see shm.h): polls before yielding, polls before sleeping. Set at each

@@ -70,6 +70,9 @@ int convoy__allreduce_node_dissem(const convoy__args *a, convoy__schedule *s)
     if (!deps) return CONVOY_ERR_NO_MEM;
     s->nflags = 1;
     s->shm_bytes = (int64_t)(m + (N > 1 ? N : 0)) * cs;
+    /* Alternating halves of the segment where two sets of slots fit (then a process may
+     * start the next operation while its node peers still read this one's slots). */
+    s->shm_alt = s->shm_bytes <= a->shm_bytes / 2 / 64 * 64;
     const convoy__region own = a->inplace ? convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, 0, n)
                                           : convoy__reg(CONVOY_BUF_SEND, CONVOY_T_SEND, 0, n);
     const convoy__region result = convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, 0, n);

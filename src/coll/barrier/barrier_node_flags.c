@@ -65,6 +65,7 @@ int convoy__barrier_node_flags(const convoy__args *a, convoy__schedule *s)
     int *deps = malloc(((size_t)t->ppn + 1) * sizeof *deps);
     if (!deps) return CONVOY_ERR_NO_MEM;
     s->nflags = 1;
+    s->shm_alt = 1; /* flags alone, each waited for in the operation that sets it */
     int prev = convoy__add_notify(s, 0, 1, 0, NULL);
     int64_t d = 1;
     for (int k = 0; k < K; k++, d *= n + 1) {
