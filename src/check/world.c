@@ -1105,6 +1105,10 @@ void chk_world_free(chk_world *w)
 
 static int describe_active(const convoy__exec *x, int kind, char *buf, size_t len)
 {
+    if (x->s && x->straight && x->pc < x->s->nsteps && x->s->steps[x->pc].kind == kind) {
+        snprintf(buf, len, "step %d", x->pc); /* (step order: the step at hand) */
+        return 1;
+    }
     if (!x->s || !x->state) return 0;
     for (int i = 0; i < x->s->nsteps; i++) {
         if (x->state[i] != CONVOY_S_ACTIVE) continue;

@@ -237,6 +237,10 @@ typedef struct convoy__exec {
     int tag_shift;     /* bits below the epoch: step tag and tag block */
     int gate;          /* waiting for the node's release flags before starting */
     uint64_t gate_seq; /* ... until each is at least this (convoy__transport.shm_alt) */
+    /* Straight (convoy__exec_straight): the schedule runs in step order, pc the next step;
+     * no per-step arrays. */
+    int straight;
+    int32_t pc;
     void *base[CONVOY_NBUF];
     void *tmp_alloc;
     void *block;                /* the per-step arrays below, in one allocation */
@@ -284,6 +288,15 @@ void convoy__exec_free(convoy__exec *x);
  * whether anything else: a notification, or messages past max. With messages only a wait
  * may block in the transport's wait_any (simulation: src/platform/platform.h). */
 enum { CONVOY_WAIT_ANY_MAX = 256 };
+/* Whether s may run in the order of its steps instead of by readiness (1): a small
+ * schedule of notifications, waits, copies and reductions alone (no message, no nested
+ * schedule) in which every notification depends, through its dependencies, on every wait
+ * listed before it. Step order is an order the readiness executor may take (dependencies
+ * point to earlier steps), and a process stopped at a wait has made every notification
+ * the readiness executor could make before that wait is satisfied, so nothing a peer
+ * waits for is held back: no deadlock and no interleaving the checker does not meet
+ * (it runs this executor, so the straight way too). The executor uses it by itself. */
+int convoy__exec_straight(const convoy__schedule *s);
 int convoy__exec_waits(const convoy__exec *x, void **slots[], int max, int *flags);
 /* Describes the steps in flight or waiting (for the watchdog and the checker). */
 int convoy__exec_describe(const convoy__exec *x, char *buf, size_t len);

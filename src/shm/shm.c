@@ -167,7 +167,14 @@ int convoy__shm_reached(const convoy__shm *seg, int node_peer, int flag, uint64_
         return 1;
     const uint64_t v = atomic_load_explicit(
         &seg->flags[(int64_t)node_peer * seg->flag_stride + flag], memory_order_acquire);
-    if (flag == 0) atomic_store_explicit(&seg->seen[node_peer], v, memory_order_release);
+    /* What the value tells of the peer's release flag: its own (flag 0), or, for a schedule
+     * flag of operation k (CONVOY_FLAG_VALUE: k + 1 in the high half), at least k: a process
+     * notifies in operation k only after its gate found its own release of operation k - 1
+     * (exec.c), and this acquire orders us after that store. So a small collective that
+     * waited for every node peer in the last operation needs no load at the next gate. */
+    const uint64_t rel = flag == 0 ? v : v >> 32 ? (v >> 32) - 1 : 0;
+    if (rel > atomic_load_explicit(&seg->seen[node_peer], memory_order_relaxed))
+        atomic_store_explicit(&seg->seen[node_peer], rel, memory_order_release);
     return v >= value;
 }
 
