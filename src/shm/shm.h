@@ -21,8 +21,9 @@ typedef struct convoy__shm {
     int64_t bytes;           /* data area bytes */
     char *data;              /* data area, the same memory for every process of the node */
     _Atomic uint64_t *flags; /* node_size * flag_stride words */
-    int flag_stride;         /* words between two processes' flags (a cache line apart) */
-    int cma; /* cross-memory attach to the node's processes works (convoy__shm_cma_probe) */
+    int flag_stride; /* words between two processes' flags (whole cache lines; flag 0 alone on
+                        the first, the others from the second: shm.c) */
+    int cma;         /* cross-memory attach to the node's processes works (convoy__shm_cma_probe) */
     /* Per node process, the largest value of its flag 0 (the executor's release flag) this
      * process has read: a gate that a value seen before satisfies loads nothing (the flag's
      * line is written by its owner in every operation, so a load is a cache miss). */
