@@ -514,6 +514,14 @@ static int wait_until(convoy_request r, double deadline, int *done)
         watchdog(r);
         if (deadline < 0 && block_in_wait(r)) continue;
         convoy__backoff(&iter);
+        /* A blocking call stopped at a flag of a step-order schedule (a small node
+         * collective), with no other request of the process to progress and no watchdog:
+         * test that flag alone until it is reached (or the policy has yielded or slept), not
+         * the request's and executor's whole progress each time. */
+        if (r->blocking && r->running && deadline < 0 && r->cfg.watchdog <= 0)
+            while (!atomic_load_explicit(&nlinked, memory_order_relaxed) &&
+                   !convoy__exec_poll(&r->x))
+                convoy__backoff(&iter);
     }
 }
 

@@ -243,6 +243,13 @@ int convoy__exec_start(convoy__exec *x, const convoy__schedule *s, const convoy_
     return exec_init(x, s, t, topo, sendbuf, recvbuf, epoch, NULL);
 }
 
+void convoy__sched_seal(convoy__schedule *s)
+{
+    s->sealed_straight = 0;
+    s->sealed_need = tree_need(s);
+    s->sealed_straight = 1 + convoy__exec_straight(s);
+}
+
 int convoy__exec_start_mem(convoy__exec *x, const convoy__schedule *s, const convoy__transport *t,
                            const convoy__topo *topo, const void *sendbuf, void *recvbuf,
                            uint64_t epoch, convoy__exec_mem *mem)
@@ -250,7 +257,7 @@ int convoy__exec_start_mem(convoy__exec *x, const convoy__schedule *s, const con
     if (!mem || s->err) return exec_init(x, s, t, topo, sendbuf, recvbuf, epoch, NULL);
     /* The whole tree runs in the caller's memory (a request keeps it from call to call, so
      * repeated operations allocate nothing, nested schedules included). */
-    const size_t need = tree_need(s);
+    const size_t need = s->sealed_straight ? s->sealed_need : tree_need(s);
     if (mem->cap < need) {
         free(mem->p);
         mem->cap = 0;
@@ -307,7 +314,7 @@ static int exec_init(convoy__exec *x, const convoy__schedule *s, const convoy__t
     x->gate_seq =
         t->shm_alt && t->shm_prev_alt ? (t->shm_seq > 0 ? t->shm_seq - 1 : 0) : t->shm_seq;
     x->gate = (s->nflags > 0 || s->shm_bytes > 0) && t->shm_seq > 0;
-    if ((x->straight = convoy__exec_straight(s))) {
+    if ((x->straight = s->sealed_straight ? s->sealed_straight - 1 : convoy__exec_straight(s))) {
         /* Step order: no per-step arrays, only the scratch (in the slice's place for it). */
         if (slice) {
             x->borrowed = 1;
@@ -431,6 +438,18 @@ static int progress_straight(convoy__exec *x)
         if (!reached) return 0;
     }
     return 0;
+}
+
+int convoy__exec_poll(const convoy__exec *x)
+{
+    if (!x->straight || x->gate || x->err || x->pc >= x->s->nsteps) return 1;
+    const convoy__step *st = &x->s->steps[x->pc];
+    int reached = 1;
+    if (st->kind == CONVOY_STEP_WAIT &&
+        x->t->flag_test(x->t->ctx, st->peer, st->flag + 1,
+                        CONVOY_FLAG_VALUE(x->t->shm_seq, st->value), &reached))
+        return 1; /* (progress reports the error) */
+    return reached;
 }
 
 int convoy__exec_waits(const convoy__exec *x, void **slots[], int max, int *flags)

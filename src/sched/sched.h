@@ -109,6 +109,11 @@ typedef struct convoy__schedule {
      * all for values a peer notifies in the same operation (flag values only grow, so a
      * wait that a peer's next operation satisfies was satisfied by this one's). */
     int32_t shm_alt;
+    /* Kept by convoy__sched_seal (a built schedule that will not change; 0: not sealed, and
+     * the executor works them out per start): 1 + convoy__exec_straight, and the executor
+     * memory of the whole tree. */
+    int32_t sealed_straight;
+    size_t sealed_need;
     struct convoy__schedule **children;
     int32_t nchildren;
     int32_t nnested; /* schedules nested below this one, at any depth */
@@ -297,6 +302,12 @@ enum { CONVOY_WAIT_ANY_MAX = 256 };
  * waits for is held back: no deadlock and no interleaving the checker does not meet
  * (it runs this executor, so the straight way too). The executor uses it by itself. */
 int convoy__exec_straight(const convoy__schedule *s);
+/* Works out once what every start of a finished schedule would (the schedule cache's
+ * entries: a repeated small call spends no instructions on it). */
+void convoy__sched_seal(convoy__schedule *s);
+/* 0 while x runs in step order and stands at a wait whose flag is not reached (a test
+ * of that flag alone); 1 when a progress call has something to do. */
+int convoy__exec_poll(const convoy__exec *x);
 int convoy__exec_waits(const convoy__exec *x, void **slots[], int max, int *flags);
 /* Describes the steps in flight or waiting (for the watchdog and the checker). */
 int convoy__exec_describe(const convoy__exec *x, char *buf, size_t len);
