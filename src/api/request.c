@@ -518,7 +518,8 @@ static int wait_until(convoy_request r, double deadline, int *done)
          * collective), with no other request of the process to progress and no watchdog:
          * test that flag alone until it is reached (or the policy has yielded or slept), not
          * the request's and executor's whole progress each time. */
-        if (r->blocking && r->running && deadline < 0 && r->cfg.watchdog <= 0)
+        if (r->blocking && r->running && deadline < 0 && r->cfg.watchdog <= 0 &&
+            !convoy__plat_blocking_waits()) /* (simulation: block_in_wait sleeps instead) */
             while (!atomic_load_explicit(&nlinked, memory_order_relaxed) &&
                    !convoy__exec_poll(&r->x))
                 convoy__backoff(&iter);

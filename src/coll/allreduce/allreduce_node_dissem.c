@@ -21,6 +21,13 @@
  * in the same order on every rank (so all ranks get the same bits; with nodes of
  * consecutive ranks it is rank order, so non-commutative operations are valid there).
  *
+ * Repeated calls: where two sets of slots fit half the segment, the schedule alternates
+ * between the halves (shm_alt), so the next call's copy into a slot never meets a peer still
+ * reading this one's, and no process waits at the segment's gate for the node's release;
+ * on one node it runs in step order (convoy__exec_straight). Every process waits for all of
+ * its node's F >= 1, which tells the next call's gate, without a load, that every peer
+ * released the call before (shm.c's seen cache).
+ *
  * Cost (s bytes): T = [N > 1] (alpha + beta s + f) + f + gamma s (m - 1 + N - 1) + 2 gamma s,
  * f = convoy__flag_cost (coll.h; node handshakes: inputs in place; with several nodes, node sums
  * received), the copies into the segment and out of it at about gamma per byte. Against

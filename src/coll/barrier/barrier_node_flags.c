@@ -20,6 +20,13 @@
  * nodes, as in papers/003), so after K rounds from all. One node (N = 1): arrive, wait for
  * the others' arrival, leave: the barrier is ppn flag stores and loads, no message.
  *
+ * Repeated calls: the schedule alternates (shm_alt: flags only, each waited for in the
+ * operation that sets it), so a process enters the next barrier without waiting at the
+ * segment's gate for its peers' release of this one (exec.c); on one node it runs in step
+ * order (convoy__exec_straight: the arrival, then the waits). A call so costs its arrival
+ * store and one cache-line transfer from each peer: no gate miss, no release in a polled
+ * line (shm.c).
+ *
  * Cost: K message latencies (the n messages of a round leave from n processes, in
  * parallel) and K + 1 node flag handshakes: T = K alpha + (K + 1) f, f = the cost of a
  * flag handshake between two processes of a node (convoy__flag_cost in coll.h: 0.2 us,
