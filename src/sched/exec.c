@@ -415,7 +415,7 @@ int convoy__exec_straight(const convoy__schedule *s)
             a |= anc[d] | (uint64_t)1 << d;
         }
         anc[i] = a;
-        if (st->kind == CONVOY_STEP_NOTIFY && (waits & ~a)) return 0;
+        if (st->kind != CONVOY_STEP_WAIT && (waits & ~a)) return 0;
         if (st->kind == CONVOY_STEP_WAIT) waits |= (uint64_t)1 << i;
     }
     return 1;

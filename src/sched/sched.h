@@ -295,12 +295,13 @@ void convoy__exec_free(convoy__exec *x);
 enum { CONVOY_WAIT_ANY_MAX = 256 };
 /* Whether s may run in the order of its steps instead of by readiness (1): a small
  * schedule of notifications, waits, copies and reductions alone (no message, no nested
- * schedule) in which every notification depends, through its dependencies, on every wait
- * listed before it. Step order is an order the readiness executor may take (dependencies
- * point to earlier steps), and a process stopped at a wait has made every notification
- * the readiness executor could make before that wait is satisfied, so nothing a peer
- * waits for is held back: no deadlock and no interleaving the checker does not meet
- * (it runs this executor, so the straight way too). The executor uses it by itself. */
+ * schedule) in which every step depends, through its dependencies, on every wait listed
+ * before it. Step order is an order the readiness executor may take (dependencies point to
+ * earlier steps), and a process stopped at a wait has done everything the readiness
+ * executor could do before that wait is satisfied, so nothing a peer waits for is held
+ * back and no local work is postponed: no deadlock and no interleaving the checker does
+ * not meet (it runs this executor, so the straight way too). The executor uses it by
+ * itself. */
 int convoy__exec_straight(const convoy__schedule *s);
 /* Works out once what every start of a finished schedule would (the schedule cache's
  * entries: a repeated small call spends no instructions on it). */
