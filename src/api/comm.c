@@ -485,6 +485,7 @@ int convoy__sched_get(convoy__cstate *cs, const convoy__algo *al, const convoy__
     convoy__builds_inc();
     int rc = al->build(a, &e->sched);
     if (!rc) rc = e->sched.err;
+    if (!rc) convoy__sched_seal(&e->sched);
     if (rc) {
         convoy__sched_free(&e->sched);
         free(e->key);

@@ -145,6 +145,7 @@ typedef struct convoy__cstate {
     int64_t setup_key[2 + CONVOY_MACHINE_KEYS], *setup_keys; /* node key, machine doubles */
     uint64_t epoch;   /* operations started on this communicator */
     uint64_t shm_seq; /* segment-using operations started */
+    int shm_last_alt; /* the last of them alternated (convoy__transport.shm_alt) */
     pthread_mutex_t lock;
     convoy__centry *cache[CONVOY_CACHE_SIZE];
     uint64_t tick;
@@ -249,6 +250,7 @@ struct convoy_request_s {
     int64_t lvec_cap;
     int running; /* x is started and not yet finished */
     uint64_t epoch, shm_seq;
+    int shm_alt, shm_prev_alt; /* its segment operation alternates; the one before did */
     /* CONVOY_CHECK_ARGS: a segment number taken for an operation whose segment schedule
      * does not run (it uses no segment, or the agreement failed) is passed through with an
      * empty segment schedule (gate, then release), so the node's numbers stay in step. */

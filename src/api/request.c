@@ -139,6 +139,26 @@ int convoy__req_new(const char *what, MPI_Comm comm, convoy_request *out)
     return MPI_SUCCESS;
 }
 
+/* Takes the request's segment number in call order (the same on every rank) and whether
+ * it alternates: its schedule allows it, the data fits half the area, and no
+ * CONVOY_CHECK_ARGS agreement could turn it into a pass on some ranks. */
+static void take_seq(convoy_request r, const convoy__schedule *s)
+{
+    convoy__cstate *cs = r->cs;
+    r->shm_seq = cs->shm_seq++;
+    r->shm_alt =
+        s && s->shm_alt && r->nagree == 0 && cs->shm && s->shm_bytes <= convoy__shm_half(cs->shm);
+    r->shm_prev_alt = cs->shm_last_alt;
+    cs->shm_last_alt = r->shm_alt;
+}
+
+static void set_alt(convoy_request r)
+{
+    r->tr.t.shm_seq = r->shm_seq;
+    r->tr.t.shm_alt = r->shm_alt;
+    r->tr.t.shm_prev_alt = r->shm_prev_alt;
+}
+
 static int start_schedule(convoy_request r)
 {
     convoy__cstate *cs = r->cs;
@@ -146,6 +166,7 @@ static int start_schedule(convoy_request r)
     int uses_shm = s->nflags > 0 || s->shm_bytes > 0;
     convoy__mpi_transport_init(&r->tr, cs->priv, cs->tag_ub, r->stype, r->rtype, r->op, r->op_type,
                                uses_shm ? cs->shm : NULL, r->shm_seq);
+    if (uses_shm) set_alt(r);
     int rc = convoy__exec_start_mem(&r->x, s, &r->tr.t, &cs->topo, r->sendbuf, r->recvbuf, r->epoch,
                                     &r->xmem);
     r->running = rc == 0;
@@ -246,7 +267,8 @@ static int begin(convoy_request r)
     r->seg_pass = r->nagree > 0 && cs->shm && !uses;
     r->seg_taken = uses || r->seg_pass;
     r->in_pass = r->pass_err = 0;
-    r->shm_seq = r->seg_taken ? cs->shm_seq++ : 0;
+    r->shm_seq = r->shm_alt = r->shm_prev_alt = 0;
+    if (r->seg_taken) take_seq(r, s);
     /* With CONVOY_CHECK_ARGS the schedule starts once all ranks agreed. */
     return r->nagree > 0 ? convoy__agree_start(r) : start_schedule(r);
 }
@@ -311,8 +333,11 @@ int convoy__req_rerun(convoy_request r)
         r->epoch = cs->epoch++;
         /* (Kept requests never use the CONVOY_CHECK_ARGS pass: fast.c.) */
         r->seg_taken = s->nflags > 0 || s->shm_bytes > 0;
-        r->shm_seq = r->seg_taken ? cs->shm_seq++ : 0;
-        r->tr.t.shm_seq = r->shm_seq; /* the transport is the last call's, as are its types */
+        r->shm_seq = 0;
+        if (r->seg_taken) {
+            take_seq(r, s);
+            set_alt(r); /* the transport is the last call's, as are its types */
+        }
         rc = convoy__exec_start_mem(&r->x, s, &r->tr.t, &cs->topo, r->sendbuf, r->recvbuf, r->epoch,
                                     &r->xmem);
         r->running = rc == 0;
@@ -495,6 +520,15 @@ static int wait_until(convoy_request r, double deadline, int *done)
         watchdog(r);
         if (deadline < 0 && block_in_wait(r)) continue;
         convoy__backoff(&iter);
+        /* A blocking call stopped at a flag of a step-order schedule (a small node
+         * collective), with no other request of the process to progress and no watchdog:
+         * test that flag alone until it is reached (or the policy has yielded or slept), not
+         * the request's and executor's whole progress each time. */
+        if (r->blocking && r->running && deadline < 0 && r->cfg.watchdog <= 0 &&
+            !convoy__plat_blocking_waits()) /* (simulation: block_in_wait sleeps instead) */
+            while (!atomic_load_explicit(&nlinked, memory_order_relaxed) &&
+                   !convoy__exec_poll(&r->x))
+                convoy__backoff(&iter);
     }
 }
 

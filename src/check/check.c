@@ -1143,7 +1143,7 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         goto cleanup;
     }
 
-    int uses_shm = 0;
+    int uses_shm = 0, alt = 0;
     for (int i = 0; i < P; i++) {
         scheds[i] = malloc(sizeof *scheds[i]);
         if (!scheds[i]) {
@@ -1167,6 +1167,16 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
             res->mutated += m > 0;
         }
         if (scheds[i]->nflags > 0 || scheds[i]->shm_bytes > 0) uses_shm = 1;
+        if (scheds[i]->shm_alt) alt = 1;
+        /* An alternating schedule must fit half the segment its builder saw. */
+        if (scheds[i]->shm_alt && scheds[i]->shm_bytes > args[i].shm_bytes / 2 / 64 * 64) {
+            res->status = CONVOY_CHECK_FAIL;
+            snprintf(res->reason, sizeof res->reason,
+                     "invalid schedule: rank %d alternates (shm_alt) with %lld segment bytes, "
+                     "more than half of the %lld it may use",
+                     i, (long long)scheds[i]->shm_bytes, (long long)args[i].shm_bytes);
+            goto cleanup;
+        }
     }
     /* Static checks need each rank's buffer sizes and its node's segment. */
     for (int i = 0; i < P; i++) {
@@ -1190,7 +1200,9 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         }
     }
 
-    const int ops = c->ops > 0 ? c->ops : (uses_shm ? 2 : 1);
+    /* Two operations show the segment's reuse; three, where schedules alternate, the reuse
+     * of a half while a peer may still be in the operation between. */
+    const int ops = c->ops > 0 ? c->ops : (alt ? 3 : uses_shm ? 2 : 1);
     const int modes = c->modes ? c->modes : CONVOY_CHECK_LOCKSTEP | CONVOY_CHECK_SHUFFLE;
     if (modes & CONVOY_CHECK_LOCKSTEP) {
         rc = run_mode(c, &d, &full, views, scheds, CONVOY_CHECK_LOCKSTEP, 1, res, 1,

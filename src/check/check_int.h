@@ -54,6 +54,7 @@ typedef struct chk_chan {
 typedef struct chk_node {
     int n;         /* processes */
     int64_t bytes; /* data area */
+    int64_t half;  /* alternating schedules (shm_alt): the second half's offset; else 0 */
     unsigned char *seg;
     int32_t *wr;     /* [bytes] node rank of the last writer, -1: never written */
     uint32_t *wneed; /* [bytes] a reader must have seen the writer's notification >= this */

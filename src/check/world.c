@@ -200,13 +200,16 @@ static uint64_t *know_of(const chk_world *w, int rank)
     return w->know + (size_t)rank * (size_t)w->kw;
 }
 
-/* Rank r learns what a message or notification of operation op carried. */
+/* Rank r learns what a message or notification of operation op carried. One of a later
+ * operation (a peer that went on first: alternating schedules, shm_alt) carries all that
+ * its sender knew when it finished r's operation, which know_check found to be every
+ * rank: causality is transitive across operations. */
 static void know_merge(chk_world *w, chk_rank *r, int op, const uint64_t *set)
 {
     if (op < r->op) return;
     uint64_t *k = know_of(w, r->rank);
     for (int i = 0; i < w->kw; i++)
-        k[i] |= set[i];
+        k[i] |= op > r->op ? ~UINT64_C(0) : set[i];
 }
 
 static void know_reset(chk_world *w, chk_rank *r)
@@ -780,6 +783,10 @@ static int start_op(chk_world *w, chk_rank *r)
     r->recvbuf = w->rbuf[i];
     r->rbytes = w->rbytes[i];
     r->t.shm_seq = (s->nflags > 0 || s->shm_bytes > 0) ? (uint64_t)k : 0;
+    /* Every operation runs the same schedule: an alternating one alternates from the
+     * first on, so from the second on the gate waits for the one before the last only. */
+    r->t.shm_alt = s->shm_alt && s->shm_bytes <= w->nodes[r->node].half;
+    r->t.shm_prev_alt = r->t.shm_alt && k > 0;
     int rc = convoy__exec_start(&r->x, s, &r->t, &r->topo, r->sendbuf, r->recvbuf,
                                 w->epoch0 + (uint64_t)k);
     if (rc) return chk_fail(w, "rank %d: convoy__exec_start failed with %d", r->rank, rc);
@@ -985,11 +992,18 @@ int chk_world_init(chk_world *w, uint64_t seed)
     for (int nn = 0; nn < w->nnodes; nn++) {
         chk_node *nd = &w->nodes[nn];
         nd->n = w->topo->node_size[nn];
-        int nflags = 0;
+        int nflags = 0, alt = 0;
         for (int q = 0; q < nd->n; q++) {
             const convoy__schedule *s = w->sched[node_world_rank(w, nn, q)];
             if (s->shm_bytes > nd->bytes) nd->bytes = s->shm_bytes;
             if (s->nflags > nflags) nflags = s->nflags;
+            alt |= s->shm_alt;
+        }
+        /* Alternating schedules: two halves, each as large as the largest footprint (in
+         * lines, as the library's halves), the second used by odd operations. */
+        if (alt) {
+            nd->half = (nd->bytes + 63) / 64 * 64;
+            nd->bytes = 2 * nd->half;
         }
         nd->nflags = nflags + 1; /* the executor's release flag comes first */
         const size_t n = (size_t)nd->n, nb = (size_t)nd->bytes;
@@ -1032,6 +1046,7 @@ int chk_world_init(chk_world *w, uint64_t seed)
         t->copy = t_copy;
         t->reduce = t_reduce;
         t->shm_base = w->nodes[r->node].seg;
+        t->shm_half = w->nodes[r->node].half;
         t->notify = t_notify;
         t->flag_test = t_flag_test;
         t->publish = t_publish;
@@ -1090,6 +1105,10 @@ void chk_world_free(chk_world *w)
 
 static int describe_active(const convoy__exec *x, int kind, char *buf, size_t len)
 {
+    if (x->s && x->straight && x->pc < x->s->nsteps && x->s->steps[x->pc].kind == kind) {
+        snprintf(buf, len, "step %d", x->pc); /* (step order: the step at hand) */
+        return 1;
+    }
     if (!x->s || !x->state) return 0;
     for (int i = 0; i < x->s->nsteps; i++) {
         if (x->state[i] != CONVOY_S_ACTIVE) continue;

@@ -86,6 +86,26 @@ static void finish(convoy__exec *x, int i)
 
 static int start_child(convoy__exec *x, int i, const convoy__step *st);
 
+/* A local step (reduce, copy, notify, publish, read): done when this returns 0. */
+static int run_local(const convoy__exec *x, const convoy__step *st)
+{
+    const convoy__transport *t = x->t;
+    switch (st->kind) {
+    case CONVOY_STEP_REDUCE:
+        return t->reduce(t->ctx, ptr(x, &st->src), ptr(x, &st->dst), st->src.count, st->src.tslot);
+    case CONVOY_STEP_COPY:
+        return t->copy(t->ctx, ptr(x, &st->src), st->src.count, st->src.tslot, ptr(x, &st->dst),
+                       st->dst.count, st->dst.tslot);
+    case CONVOY_STEP_NOTIFY:
+        return t->notify(t->ctx, st->flag + 1, CONVOY_FLAG_VALUE(t->shm_seq, st->value));
+    case CONVOY_STEP_PUBLISH: return t->publish(t->ctx, ptr(x, &st->src), ptr(x, &st->dst));
+    case CONVOY_STEP_READ:
+        /* A system call that moves the data at once: a local step like a copy. */
+        return t->peer_read(t->ctx, st->peer, ptr(x, &st->src), ptr(x, &st->dst), st->dst.count);
+    default: return CONVOY_ERR_INTERN;
+    }
+}
+
 /* Starts step i. Local steps finish at once; the others join the active list. */
 static int start_step(convoy__exec *x, int i)
 {
@@ -113,25 +133,11 @@ static int start_step(convoy__exec *x, int i)
                           st->dst.tslot, &x->req[i]);
         break;
     case CONVOY_STEP_REDUCE:
-        rc = t->reduce(t->ctx, ptr(x, &st->src), ptr(x, &st->dst), st->src.count, st->src.tslot);
-        if (!rc) finish(x, i);
-        return rc;
     case CONVOY_STEP_COPY:
-        rc = t->copy(t->ctx, ptr(x, &st->src), st->src.count, st->src.tslot, ptr(x, &st->dst),
-                     st->dst.count, st->dst.tslot);
-        if (!rc) finish(x, i);
-        return rc;
     case CONVOY_STEP_NOTIFY:
-        rc = t->notify(t->ctx, st->flag + 1, CONVOY_FLAG_VALUE(t->shm_seq, st->value));
-        if (!rc) finish(x, i);
-        return rc;
     case CONVOY_STEP_PUBLISH:
-        rc = t->publish(t->ctx, ptr(x, &st->src), ptr(x, &st->dst));
-        if (!rc) finish(x, i);
-        return rc;
     case CONVOY_STEP_READ:
-        /* A system call that moves the data at once: a local step like a copy. */
-        rc = t->peer_read(t->ctx, st->peer, ptr(x, &st->src), ptr(x, &st->dst), st->dst.count);
+        rc = run_local(x, st);
         if (!rc) finish(x, i);
         return rc;
     case CONVOY_STEP_WAIT: break; /* tested below, with the other steps in flight */
@@ -237,6 +243,13 @@ int convoy__exec_start(convoy__exec *x, const convoy__schedule *s, const convoy_
     return exec_init(x, s, t, topo, sendbuf, recvbuf, epoch, NULL);
 }
 
+void convoy__sched_seal(convoy__schedule *s)
+{
+    s->sealed_straight = 0;
+    s->sealed_need = tree_need(s);
+    s->sealed_straight = 1 + convoy__exec_straight(s);
+}
+
 int convoy__exec_start_mem(convoy__exec *x, const convoy__schedule *s, const convoy__transport *t,
                            const convoy__topo *topo, const void *sendbuf, void *recvbuf,
                            uint64_t epoch, convoy__exec_mem *mem)
@@ -244,7 +257,7 @@ int convoy__exec_start_mem(convoy__exec *x, const convoy__schedule *s, const con
     if (!mem || s->err) return exec_init(x, s, t, topo, sendbuf, recvbuf, epoch, NULL);
     /* The whole tree runs in the caller's memory (a request keeps it from call to call, so
      * repeated operations allocate nothing, nested schedules included). */
-    const size_t need = tree_need(s);
+    const size_t need = s->sealed_straight ? s->sealed_need : tree_need(s);
     if (mem->cap < need) {
         free(mem->p);
         mem->cap = 0;
@@ -292,7 +305,26 @@ static int exec_init(convoy__exec *x, const convoy__schedule *s, const convoy__t
     }
     x->base[CONVOY_BUF_SEND] = (void *)sendbuf;
     x->base[CONVOY_BUF_RECV] = recvbuf;
-    x->base[CONVOY_BUF_SHM] = t->shm_base;
+    /* An alternating operation's data lives in the half of the data area its parity names
+     * (the whole tree: children share the transport). */
+    x->base[CONVOY_BUF_SHM] =
+        t->shm_alt && (t->shm_seq & 1) ? (char *)t->shm_base + t->shm_half : t->shm_base;
+    /* The gate: every node process released the previous segment operation, or, when this
+     * one and the previous alternate, the one before that (shm_seq - 1 of them). */
+    x->gate_seq =
+        t->shm_alt && t->shm_prev_alt ? (t->shm_seq > 0 ? t->shm_seq - 1 : 0) : t->shm_seq;
+    x->gate = (s->nflags > 0 || s->shm_bytes > 0) && t->shm_seq > 0;
+    if ((x->straight = s->sealed_straight ? s->sealed_straight - 1 : convoy__exec_straight(s))) {
+        /* Step order: no per-step arrays, only the scratch (in the slice's place for it). */
+        if (slice) {
+            x->borrowed = 1;
+            if (s->tmp_bytes > 0) x->tmp_alloc = slice + block_bytes(s);
+        } else if (s->tmp_bytes > 0 && !(x->tmp_alloc = malloc((size_t)s->tmp_bytes))) {
+            return CONVOY_ERR_NO_MEM;
+        }
+        x->base[CONVOY_BUF_TMP] = x->tmp_alloc;
+        return 0;
+    }
     /* One block for the per-step arrays (a small collective's schedule runs in a few
      * microseconds: allocations would dominate) and the scratch memory after it, a cache
      * line apart; in the caller's slice when it lends one. */
@@ -347,7 +379,6 @@ static int exec_init(convoy__exec *x, const convoy__schedule *s, const convoy__t
     }
     for (int i = 0; i < n; i++)
         if (x->missing[i] == 0) make_ready(x, i);
-    x->gate = (s->nflags > 0 || s->shm_bytes > 0) && t->shm_seq > 0;
     return 0;
 }
 
@@ -357,16 +388,74 @@ static int test_gate(convoy__exec *x, int *open)
     const convoy__topo *t = x->topo;
     *open = 1;
     for (int q = 0; q < t->ppn && *open; q++) {
-        int rc = x->t->flag_test(x->t->ctx, q, CONVOY_FLAG_RELEASE, x->t->shm_seq, open);
+        /* (Alternating: this process's own previous operation must be done all the same.
+         * A peer that went on to the next operation has finished this one, which is what
+         * lets a wait be satisfied by the next operation's flag values; with nonblocking
+         * requests a process could otherwise run both at once.) */
+        const uint64_t need = q == t->node_rank ? x->t->shm_seq : x->gate_seq;
+        int rc = x->t->flag_test(x->t->ctx, q, CONVOY_FLAG_RELEASE, need, open);
         if (rc) return rc;
     }
     return 0;
 }
 
+int convoy__exec_straight(const convoy__schedule *s)
+{
+    enum { MAX = 64 };
+    if (s->nsteps > MAX || s->nchildren > 0) return 0;
+    uint64_t anc[MAX], waits = 0;
+    for (int i = 0; i < s->nsteps; i++) {
+        const convoy__step *st = &s->steps[i];
+        if (st->kind != CONVOY_STEP_NOTIFY && st->kind != CONVOY_STEP_WAIT &&
+            st->kind != CONVOY_STEP_COPY && st->kind != CONVOY_STEP_REDUCE)
+            return 0;
+        uint64_t a = 0;
+        for (int k = 0; k < st->ndeps; k++) {
+            const int d = s->deps[st->dep_first + k];
+            a |= anc[d] | (uint64_t)1 << d;
+        }
+        anc[i] = a;
+        if (st->kind != CONVOY_STEP_WAIT && (waits & ~a)) return 0;
+        if (st->kind == CONVOY_STEP_WAIT) waits |= (uint64_t)1 << i;
+    }
+    return 1;
+}
+
+/* Step order (x->straight): local steps at once, a wait until its flag is reached. */
+static int progress_straight(convoy__exec *x)
+{
+    const convoy__schedule *s = x->s;
+    const convoy__transport *t = x->t;
+    for (; x->pc < s->nsteps; x->pc++, x->ndone++) {
+        const convoy__step *st = &s->steps[x->pc];
+        int rc, reached = 1;
+        if (st->kind == CONVOY_STEP_WAIT)
+            rc = t->flag_test(t->ctx, st->peer, st->flag + 1,
+                              CONVOY_FLAG_VALUE(t->shm_seq, st->value), &reached);
+        else
+            rc = run_local(x, st);
+        if (rc) return rc;
+        if (!reached) return 0;
+    }
+    return 0;
+}
+
+int convoy__exec_poll(const convoy__exec *x)
+{
+    if (!x->straight || x->gate || x->err || x->pc >= x->s->nsteps) return 1;
+    const convoy__step *st = &x->s->steps[x->pc];
+    int reached = 1;
+    if (st->kind == CONVOY_STEP_WAIT &&
+        x->t->flag_test(x->t->ctx, st->peer, st->flag + 1,
+                        CONVOY_FLAG_VALUE(x->t->shm_seq, st->value), &reached))
+        return 1; /* (progress reports the error) */
+    return reached;
+}
+
 int convoy__exec_waits(const convoy__exec *x, void **slots[], int max, int *flags)
 {
     int n = 0;
-    if (x->gate || x->nready > 0) *flags = 1;
+    if (x->gate || x->nready > 0 || (x->straight && x->pc < x->s->nsteps)) *flags = 1;
     for (int k = 0; k < x->nactive; k++) {
         const int i = x->active[k], kind = x->s->steps[i].kind;
         if (kind == CONVOY_STEP_NESTED)
@@ -390,7 +479,8 @@ int convoy__exec_progress(convoy__exec *x, int *done)
         if (!open) return 0;
         x->gate = 0;
     }
-    int progressed = 1;
+    if (x->straight && (x->err = progress_straight(x))) return x->err;
+    int progressed = !x->straight;
     while (progressed) {
         progressed = 0;
         /* Start in readiness order; finish() may append to the queue as we go. */
@@ -424,7 +514,7 @@ int convoy__exec_progress(convoy__exec *x, int *done)
 
 void convoy__exec_free(convoy__exec *x)
 {
-    if (x->s && x->req) {
+    if (x->s && x->req && !x->straight) {
         for (int i = 0; i < x->s->nsteps; i++) {
             if (x->state[i] != CONVOY_S_ACTIVE) continue;
             const convoy__step *st = &x->s->steps[i];
@@ -451,6 +541,17 @@ int convoy__exec_describe(const convoy__exec *x, char *buf, size_t len)
     if (w > 0) used = (size_t)w < len ? (size_t)w : len;
     if (x->gate && used < len) {
         w = snprintf(buf + used, len - used, "; waiting for the node segment to be released");
+        if (w > 0) used += (size_t)w < len - used ? (size_t)w : len - used;
+    }
+    if (x->straight && x->pc < x->s->nsteps && used < len) {
+        const convoy__step *st = &x->s->steps[x->pc];
+        if (st->kind == CONVOY_STEP_WAIT)
+            w = snprintf(buf + used, len - used,
+                         "; step %d wait for flag %d >= %u of rank %d (node rank %d)", x->pc,
+                         st->flag, st->value,
+                         convoy__topo_rank_at(x->topo, x->topo->node, st->peer), st->peer);
+        else
+            w = snprintf(buf + used, len - used, "; at step %d", x->pc);
         if (w > 0) used += (size_t)w < len - used ? (size_t)w : len - used;
     }
     for (int k = 0; k < x->nactive && used < len; k++) {

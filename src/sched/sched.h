@@ -100,6 +100,20 @@ typedef struct convoy__schedule {
     int64_t tmp_bytes; /* scratch memory the schedule needs */
     int32_t nflags;    /* notification flags per node process used (0: no segment) */
     int64_t shm_bytes; /* data area of the node segment used (0: none) */
+    /* The schedule may alternate (1): its segment data fits half the data area (the
+     * builder saw args.shm_bytes >= 2 * shm_bytes, with shm_bytes a multiple of 64; 0 for
+     * flags alone) and it is the same kind on every process of a node. Then the caller may
+     * run it in the half of the data area given by the operation's parity and let it start
+     * while node peers still finish the previous segment operation, when that one
+     * alternated too (convoy__transport.shm_alt). Only set by builders whose waits are
+     * all for values a peer notifies in the same operation (flag values only grow, so a
+     * wait that a peer's next operation satisfies was satisfied by this one's). */
+    int32_t shm_alt;
+    /* Kept by convoy__sched_seal (a built schedule that will not change; 0: not sealed, and
+     * the executor works them out per start): 1 + convoy__exec_straight, and the executor
+     * memory of the whole tree. */
+    int32_t sealed_straight;
+    size_t sealed_need;
     struct convoy__schedule **children;
     int32_t nchildren;
     int32_t nnested; /* schedules nested below this one, at any depth */
@@ -181,6 +195,13 @@ typedef struct convoy__transport {
      * shifts the schedule's flags up by one. Values are absolute and only grow. */
     void *shm_base;
     uint64_t shm_seq; /* segment-using operations that ran before this one on the node */
+    /* Alternation (convoy__schedule.shm_alt), set by the caller: shm_alt = this operation
+     * runs in half (shm_seq & 1) of the data area, shm_half bytes from shm_base;
+     * shm_prev_alt = the previous segment operation of the node did so too, so this one
+     * need only wait at the gate for the one before that (the halves differ). The same on
+     * every process of the node. */
+    int shm_alt, shm_prev_alt;
+    int64_t shm_half;
     int (*notify)(void *ctx, int flag, uint64_t value);
     int (*flag_test)(void *ctx, int node_peer, int flag, uint64_t value, int *done);
     /* Cross-memory attach, for schedules with PUBLISH/READ steps (builders use them only
@@ -199,7 +220,9 @@ typedef struct convoy__transport {
 
 /* The executor's own flag: a process sets it to k + 1 when it has finished the k-th
  * segment-using operation; the next one starts only when every node process has (the
- * segment is then free for reuse: no ABA between consecutive operations). */
+ * segment is then free for reuse: no ABA between consecutive operations), or, when it and
+ * the one before alternate (shm_alt), when every node process has finished operation k - 1:
+ * the two use different halves of the data area. */
 #define CONVOY_FLAG_RELEASE 0
 /* Absolute value of a schedule's notification value in segment operation shm_seq. */
 #define CONVOY_FLAG_VALUE(shm_seq, v) ((((uint64_t)(shm_seq) + 1) << 32) | (uint64_t)(v))
@@ -215,9 +238,14 @@ typedef struct convoy__exec {
     int comm_kind;                     /* which communicator this executor's ALL means */
     const struct convoy__exec *parent; /* nested: the parent's executor (MAP translation) */
     int top;                           /* the root of the schedule tree (owns the segment gate) */
-    int tag_block; /* this schedule's preorder number in the tree: its tag block */
-    int tag_shift; /* bits below the epoch: step tag and tag block */
-    int gate;      /* waiting for the node's release flags before starting */
+    int tag_block;     /* this schedule's preorder number in the tree: its tag block */
+    int tag_shift;     /* bits below the epoch: step tag and tag block */
+    int gate;          /* waiting for the node's release flags before starting */
+    uint64_t gate_seq; /* ... until each is at least this (convoy__transport.shm_alt) */
+    /* Straight (convoy__exec_straight): the schedule runs in step order, pc the next step;
+     * no per-step arrays. */
+    int straight;
+    int32_t pc;
     void *base[CONVOY_NBUF];
     void *tmp_alloc;
     void *block;                /* the per-step arrays below, in one allocation */
@@ -265,6 +293,22 @@ void convoy__exec_free(convoy__exec *x);
  * whether anything else: a notification, or messages past max. With messages only a wait
  * may block in the transport's wait_any (simulation: src/platform/platform.h). */
 enum { CONVOY_WAIT_ANY_MAX = 256 };
+/* Whether s may run in the order of its steps instead of by readiness (1): a small
+ * schedule of notifications, waits, copies and reductions alone (no message, no nested
+ * schedule) in which every step depends, through its dependencies, on every wait listed
+ * before it. Step order is an order the readiness executor may take (dependencies point to
+ * earlier steps), and a process stopped at a wait has done everything the readiness
+ * executor could do before that wait is satisfied, so nothing a peer waits for is held
+ * back and no local work is postponed: no deadlock and no interleaving the checker does
+ * not meet (it runs this executor, so the straight way too). The executor uses it by
+ * itself. */
+int convoy__exec_straight(const convoy__schedule *s);
+/* Works out once what every start of a finished schedule would (the schedule cache's
+ * entries: a repeated small call spends no instructions on it). */
+void convoy__sched_seal(convoy__schedule *s);
+/* 0 while x runs in step order and stands at a wait whose flag is not reached (a test
+ * of that flag alone); 1 when a progress call has something to do. */
+int convoy__exec_poll(const convoy__exec *x);
 int convoy__exec_waits(const convoy__exec *x, void **slots[], int max, int *flags);
 /* Describes the steps in flight or waiting (for the watchdog and the checker). */
 int convoy__exec_describe(const convoy__exec *x, char *buf, size_t len);

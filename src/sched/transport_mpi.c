@@ -223,6 +223,7 @@ void convoy__mpi_transport_init(convoy__mpi_transport *m, MPI_Comm comm, int tag
     if (shm) {
         t->shm_base = shm->data;
         t->shm_seq = shm_seq;
+        t->shm_half = convoy__shm_half(shm); /* (shm_alt: the caller's, per operation) */
         t->notify = notify;
         t->flag_test = flag_test;
         t->publish = publish;

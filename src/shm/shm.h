@@ -21,9 +21,20 @@ typedef struct convoy__shm {
     int64_t bytes;           /* data area bytes */
     char *data;              /* data area, the same memory for every process of the node */
     _Atomic uint64_t *flags; /* node_size * flag_stride words */
-    int flag_stride;         /* words between two processes' flags (a cache line apart) */
-    int cma; /* cross-memory attach to the node's processes works (convoy__shm_cma_probe) */
+    int flag_stride; /* words between two processes' flags (whole cache lines; flag 0 alone on
+                        the first, the others from the second: shm.c) */
+    int cma;         /* cross-memory attach to the node's processes works (convoy__shm_cma_probe) */
+    /* Per node process, the largest value of its flag 0 (the executor's release flag) this
+     * process has read: a gate that a value seen before satisfies loads nothing (the flag's
+     * line is written by its owner in every operation, so a load is a cache miss). */
+    _Atomic uint64_t *seen;
 } convoy__shm;
+
+/* Half the data area, in whole cache lines: where alternating operations run. */
+static inline int64_t convoy__shm_half(const convoy__shm *seg)
+{
+    return seg->bytes / 2 / 64 * 64;
+}
 
 /* Collective over node_comm. Every process passes the same bytes and nflags. */
 int convoy__shm_create(MPI_Comm node_comm, int64_t bytes, int nflags, convoy__shm **out);

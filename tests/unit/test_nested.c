@@ -251,5 +251,37 @@ int main(void)
         EXPECT(r.status == CONVOY_CHECK_PASS, "nested child in a child, seed %llu: %s",
                (unsigned long long)seed, r.reason);
     }
+    /* Step order (convoy__exec_straight): notifications, waits and local steps, where every
+     * notification depends on every wait before it. */
+    {
+        convoy__schedule a, b, d, e;
+        convoy__sched_init(&a);
+        convoy__sched_init(&b);
+        convoy__sched_init(&d);
+        convoy__sched_init(&e);
+        const convoy__region x = convoy__reg(CONVOY_BUF_SHM, CONVOY_T_BYTE, 0, 8),
+                             y = convoy__reg(CONVOY_BUF_RECV, CONVOY_T_BYTE, 0, 8);
+        /* arrive, wait for the peer, read its slot: straight */
+        int n = convoy__add_notify(&a, 0, 1, 0, NULL);
+        int w = convoy__add_wait(&a, 1, 0, 1, 1, &n);
+        convoy__add_copy(&a, x, y, 1, &w);
+        EXPECT(convoy__exec_straight(&a), "arrive-wait-copy runs in step order");
+        /* a wait listed before a notification that does not depend on it: a process stopped
+         * at the wait would hold back what its peer waits for */
+        convoy__add_wait(&b, 1, 0, 1, 0, NULL);
+        convoy__add_notify(&b, 0, 1, 0, NULL);
+        EXPECT(!convoy__exec_straight(&b), "an independent notification after a wait");
+        /* the same with the notification after the wait: straight */
+        w = convoy__add_wait(&d, 1, 0, 1, 0, NULL);
+        convoy__add_notify(&d, 0, 1, 1, &w);
+        EXPECT(convoy__exec_straight(&d), "a notification after the wait it depends on");
+        /* messages go by readiness */
+        convoy__add_send(&e, CONVOY_COMM_ALL, 1, 0, y, 0, NULL);
+        EXPECT(!convoy__exec_straight(&e), "a schedule with a message");
+        convoy__sched_free(&a);
+        convoy__sched_free(&b);
+        convoy__sched_free(&d);
+        convoy__sched_free(&e);
+    }
     return unit_done();
 }

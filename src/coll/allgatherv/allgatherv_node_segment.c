@@ -501,6 +501,10 @@ int convoy__allgatherv_node_segment(const convoy__args *a, convoy__schedule *s)
     /* Every process declares the flags and the segment, so that the node agrees. */
     s->nflags = nflags;
     if (s->shm_bytes < pl.seg_bytes) s->shm_bytes = pl.seg_bytes;
+    /* Alternating halves where the node's footprint (the same on every process: it follows
+     * from the counts alone) fits half the segment: small calls then start without waiting
+     * for the node to release the last one (exec.c). */
+    s->shm_alt = s->shm_bytes <= a->shm_bytes / 2 / 64 * 64;
 done:
     node_free(&cur);
     node_free(&prv);

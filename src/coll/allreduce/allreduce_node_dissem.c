@@ -21,6 +21,13 @@
  * in the same order on every rank (so all ranks get the same bits; with nodes of
  * consecutive ranks it is rank order, so non-commutative operations are valid there).
  *
+ * Repeated calls: where two sets of slots fit half the segment, the schedule alternates
+ * between the halves (shm_alt), so the next call's copy into a slot never meets a peer still
+ * reading this one's, and no process waits at the segment's gate for the node's release;
+ * on one node it runs in step order (convoy__exec_straight). Every process waits for all of
+ * its node's F >= 1, which tells the next call's gate, without a load, that every peer
+ * released the call before (shm.c's seen cache).
+ *
  * Cost (s bytes): T = [N > 1] (alpha + beta s + f) + f + gamma s (m - 1 + N - 1) + 2 gamma s,
  * f = convoy__flag_cost (coll.h; node handshakes: inputs in place; with several nodes, node sums
  * received), the copies into the segment and out of it at about gamma per byte. Against
@@ -70,6 +77,9 @@ int convoy__allreduce_node_dissem(const convoy__args *a, convoy__schedule *s)
     if (!deps) return CONVOY_ERR_NO_MEM;
     s->nflags = 1;
     s->shm_bytes = (int64_t)(m + (N > 1 ? N : 0)) * cs;
+    /* Alternating halves of the segment where two sets of slots fit (then a process may
+     * start the next operation while its node peers still read this one's slots). */
+    s->shm_alt = s->shm_bytes <= a->shm_bytes / 2 / 64 * 64;
     const convoy__region own = a->inplace ? convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, 0, n)
                                           : convoy__reg(CONVOY_BUF_SEND, CONVOY_T_SEND, 0, n);
     const convoy__region result = convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, 0, n);

@@ -20,6 +20,13 @@
  * nodes, as in papers/003), so after K rounds from all. One node (N = 1): arrive, wait for
  * the others' arrival, leave: the barrier is ppn flag stores and loads, no message.
  *
+ * Repeated calls: the schedule alternates (shm_alt: flags only, each waited for in the
+ * operation that sets it), so a process enters the next barrier without waiting at the
+ * segment's gate for its peers' release of this one (exec.c); on one node it runs in step
+ * order (convoy__exec_straight: the arrival, then the waits). A call so costs its arrival
+ * store and one cache-line transfer from each peer: no gate miss, no release in a polled
+ * line (shm.c).
+ *
  * Cost: K message latencies (the n messages of a round leave from n processes, in
  * parallel) and K + 1 node flag handshakes: T = K alpha + (K + 1) f, f = the cost of a
  * flag handshake between two processes of a node (convoy__flag_cost in coll.h: 0.2 us,
@@ -65,6 +72,7 @@ int convoy__barrier_node_flags(const convoy__args *a, convoy__schedule *s)
     int *deps = malloc(((size_t)t->ppn + 1) * sizeof *deps);
     if (!deps) return CONVOY_ERR_NO_MEM;
     s->nflags = 1;
+    s->shm_alt = 1; /* flags alone, each waited for in the operation that sets it */
     int prev = convoy__add_notify(s, 0, 1, 0, NULL);
     int64_t d = 1;
     for (int k = 0; k < K; k++, d *= n + 1) {
