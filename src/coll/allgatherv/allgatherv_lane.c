@@ -107,6 +107,8 @@ double convoy__allgatherv_lane_cost(const convoy__args *a, const convoy__machine
     convoy__args b = *a;
     b.machine = *m;
     const int n = t->max_ppn;
-    return convoy__lane_cost_equal(&b, CONVOY_COLL_ALLGATHERV, t->nnodes, n, per) +
-           t->nnodes * convoy__lane_cost_equal(&b, CONVOY_COLL_ALLGATHERV, n, 0, per);
+    /* Both phases in place, least scratch (convoy__lane_agv_group). */
+    const int f = CONVOY_LANE_LEAST_SCRATCH | CONVOY_LANE_IN_PLACE;
+    return convoy__lane_cost_flags(&b, CONVOY_COLL_ALLGATHERV, t->nnodes, n, per, f) +
+           t->nnodes * convoy__lane_cost_flags(&b, CONVOY_COLL_ALLGATHERV, n, 0, per, f);
 }
