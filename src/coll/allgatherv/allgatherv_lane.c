@@ -18,10 +18,19 @@
  * node (see zero copy) on the node level.
  *
  * Zero copy: every child receives straight into the user's receive buffer at the blocks'
- * own displacements, so no scratch memory is allocated (checked: --expect-tmp-max 0). The
- * paper's node allgather moves a strided vector type per process; here the node phase is
- * one node allgatherv per source node (process q holds that node's blocks of the lanes q
- * serves): more node messages (N (n - 1) instead of n - 1), no strided type, no packing.
+ * own displacements, so no scratch memory is allocated (checked: --expect-tmp-max 0).
+ * Node phase, two forms:
+ *   - Strided (the paper's vector type): where every node has n processes with consecutive
+ *     ranks and the blocks are equal and in rank order (Allgather), process q's blocks
+ *     after the lane phase are N blocks n m bytes apart: one strided region. The node phase
+ *     is then one allgather of those regions over the node, as plain steps: recursive
+ *     doubling where n is a power of two (log2 n messages per process, the regions of 2^k
+ *     processes at step k), else a ring (n - 1 messages). Cost: log2 n (or n - 1)
+ *     alpha_node + (n - 1) N m beta_node.
+ *   - Per source node (any layout and counts): one node allgatherv per source node (process
+ *     q holds that node's blocks of the lanes q serves), in place and least scratch:
+ *     N (n - 1) node messages instead of n - 1 (at 36 x 8 and 4 ints per process that was
+ *     252 of the schedule's 287 messages per process), no strided type, no packing.
  *
  * Restrictions: none. Non-uniform nodes use virtual lanes (lane.h: a node of n_l < n
  * processes serves lane j with process j mod n_l), scattered ranks just change where the
@@ -35,6 +44,54 @@
 int convoy__allgatherv_lane_applicable(const convoy__args *a)
 {
     return a->topo->nnodes > 1 && a->topo->max_ppn > 1;
+}
+
+/* Whether the node phase can move one strided region per process: every node has n
+ * processes with consecutive ranks, every block has c elements at displacement r c. */
+static int strided_node(const convoy__args *a)
+{
+    const convoy__topo *t = a->topo;
+    const int need = CONVOY_TOPO_REGULAR | CONVOY_TOPO_CONSECUTIVE;
+    if ((t->flags & need) != need || t->ppn < 2) return 0;
+    const int64_t c = a->rcounts[0];
+    for (int r = 0; r < t->size; r++)
+        if (a->rcounts[r] != c || a->displs[r] != r * c) return 0;
+    return c > 0;
+}
+
+/* The strided node phase (plain steps on the node, in place on the receive buffer). */
+static void node_strided(const convoy__args *a, convoy__schedule *s, int ndeps, const int *deps)
+{
+    const convoy__topo *t = a->topo;
+    const int N = t->nnodes, n = t->ppn, q = t->node_rank;
+    const int64_t c = a->rcounts[0], ext = a->rtype.extent;
+    /* Node processes first, first + 1, ... first + k - 1: their blocks of every node. */
+#define RUN(first, k)                                                                              \
+    convoy__reg_strided(CONVOY_BUF_RECV, CONVOY_T_RECV, (int64_t)(first)*c *ext, (k)*c, N,         \
+                        (int64_t)n *c *ext)
+    int got = -1;
+    if ((n & (n - 1)) == 0) {
+        /* Recursive doubling: at distance d, the aligned groups of d processes swap. */
+        for (int d = 1, step = 0; d < n; d <<= 1, step++) {
+            const int peer = q ^ d;
+            const int nd = got >= 0 ? 1 : ndeps;
+            const int *dd = got >= 0 ? (const int[]){got} : deps;
+            convoy__add_send(s, CONVOY_COMM_NODE, peer, step, RUN(q & ~(d - 1), d), nd, dd);
+            got =
+                convoy__add_recv(s, CONVOY_COMM_NODE, peer, step, RUN(peer & ~(d - 1), d), nd, dd);
+        }
+    } else {
+        /* Ring: at step r, pass on process q - r's blocks, receive q - r - 1's. */
+        const int right = (q + 1) % n, left = (q + n - 1) % n;
+        for (int r = 0; r < n - 1; r++) {
+            const int nd = got >= 0 ? 1 : ndeps;
+            const int *dd = got >= 0 ? (const int[]){got} : deps;
+            convoy__add_send(s, CONVOY_COMM_NODE, right, r, RUN((q + n - r) % n, 1), nd, dd);
+            got = convoy__add_recv(s, CONVOY_COMM_NODE, left, r, RUN((q + 2 * n - r - 1) % n, 1),
+                                   nd, dd);
+        }
+    }
+#undef RUN
 }
 
 int convoy__allgatherv_lane(const convoy__args *a, convoy__schedule *s)
@@ -68,6 +125,11 @@ int convoy__allgatherv_lane(const convoy__args *a, convoy__schedule *s)
                                NULL);
     }
     if (own_copy >= 0) convoy__lane_deps_add(&lane, own_copy, s);
+    if (strided_node(a)) {
+        node_strided(a, s, lane.n, lane.v);
+        s->tag_blocks = 2 + L; /* the lane children only */
+        goto out;
+    }
     /* Node phase: per source node l, node process q owns the blocks of l's ranks on the
      * lanes it serves (q, q + n, ...). All in one bundle (one tag block), flushed when the
      * next node's children would not fit its tags. */
@@ -109,6 +171,17 @@ double convoy__allgatherv_lane_cost(const convoy__args *a, const convoy__machine
     const int n = t->max_ppn;
     /* Both phases in place, least scratch (convoy__lane_agv_group). */
     const int f = CONVOY_LANE_LEAST_SCRATCH | CONVOY_LANE_IN_PLACE;
-    return convoy__lane_cost_flags(&b, CONVOY_COLL_ALLGATHERV, t->nnodes, n, per, f) +
-           t->nnodes * convoy__lane_cost_flags(&b, CONVOY_COLL_ALLGATHERV, n, 0, per, f);
+    const double lane = convoy__lane_cost_flags(&b, CONVOY_COLL_ALLGATHERV, t->nnodes, n, per, f);
+    if (strided_node(a)) {
+        const convoy__machine node = convoy__lane_level(m, 0);
+        int steps = 0;
+        if ((n & (n - 1)) == 0)
+            for (int d = 1; d < n; d <<= 1)
+                steps++;
+        else
+            steps = n - 1;
+        return lane + steps * node.alpha +
+               (n - 1) * node.beta * (double)(t->nnodes * per * a->rtype.size);
+    }
+    return lane + t->nnodes * convoy__lane_cost_flags(&b, CONVOY_COLL_ALLGATHERV, n, 0, per, f);
 }
