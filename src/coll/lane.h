@@ -63,12 +63,13 @@
  * Zero-copy: children address the user's buffers directly through rebasing and
  * displacements (an allgatherv child's displs are the parent's), so no packing type is
  * needed where each rank's block is contiguous. Where the paper uses a strided vector type
- * (the node allgather of the full-lane Allgather), Convoy runs one node allgatherv per
- * source node instead, all in one bundle (the blocks of one node are adjacent on
- * consecutive layouts, and each block is its own message on the others): more messages
- * inside the node, no copies and no scratch (the rooted Gather/Scatter do use strided
- * regions: rooted_lane.h). The checker asserts the scratch a schedule tree allocates
- * (convoy-check --expect-tmp-max 0).
+ * (the full-lane Allgather), Convoy's lane Allgather moves strided regions on regular,
+ * consecutive layouts with blocks in rank order (allgatherv_lane.c), and otherwise runs
+ * one node allgatherv per source node, all in one bundle (the blocks of one node are
+ * adjacent on consecutive layouts, and each block is its own message on the others):
+ * more messages inside the node, no copies and no scratch (the rooted Gather/Scatter use
+ * strided regions too: rooted_lane.h). The checker asserts the scratch a schedule tree
+ * allocates (convoy-check --expect-tmp-max 0).
  */
 #ifndef CONVOY_LANE_H
 #define CONVOY_LANE_H
