@@ -78,8 +78,17 @@ double convoy__lane_child_cost(const convoy__args *sub)
     return al ? convoy__algo_cost(al, sub, &sub->machine) : 0;
 }
 
+static const convoy__algo *child_algo(const convoy__args *sub, int flags, int max_tags,
+                                      double *cost_out, int *rc_out);
+
 double convoy__lane_cost_equal(const convoy__args *a, int coll, int m, int concurrent,
                                int64_t count)
+{
+    return convoy__lane_cost_flags(a, coll, m, concurrent, count, 0);
+}
+
+double convoy__lane_cost_flags(const convoy__args *a, int coll, int m, int concurrent,
+                               int64_t count, int flags)
 {
     if (m <= 1) return 0;
     convoy__topo st;
@@ -102,11 +111,22 @@ double convoy__lane_cost_equal(const convoy__args *a, int coll, int m, int concu
         sub.count = count;
         sub.rcounts = rc;
         sub.displs = rc + m;
+        double c = 0;
+        if (flags & CONVOY_LANE_LEAST_SCRATCH) {
+            /* Zero-copy phases take the algorithm that allocates least (a ring where
+             * recursive halving needs scratch): the model costs that one, not the
+             * cheapest. */
+            sub.inplace = (flags & CONVOY_LANE_IN_PLACE) != 0;
+            int err = 0;
+            if (!child_algo(&sub, flags, 0, &c, &err) || err) c = convoy__lane_child_cost(&sub);
+        } else {
+            c = convoy__lane_child_cost(&sub);
+        }
         /* A nested schedule runs in an executor of its own, started when its phase begins:
          * it costs its rounds plus that executor's work (the per-call overhead, measured
          * at setup), so a phase is never free and a nested schedule never ties with a
          * flat one of as many rounds. */
-        t = convoy__lane_child_cost(&sub) + a->machine.overhead;
+        t = c + a->machine.overhead;
         convoy__topo_free(&st);
     }
     free(rc);
@@ -189,17 +209,20 @@ static int group_props(const convoy__algo *al, const convoy__args *sub, int64_t 
     return 0;
 }
 
-/* The child's schedule: the cheapest usable algorithm (the same on every member: same
+/* The child's algorithm: the cheapest usable one (the same on every member: same
  * arguments, same machine), or with CONVOY_LANE_LEAST_SCRATCH the cheapest of those whose
  * schedules allocate the least scratch on any member; with max_tags > 0 only flat
- * algorithms whose step tags stay below it on every member (bundles). */
-static int build_child(const convoy__args *sub, int flags, int max_tags, convoy__schedule **out)
+ * algorithms whose step tags stay below it on every member (bundles). The builders and the
+ * cost models (convoy__lane_cost_flags) choose through this one function, so a model costs
+ * the phase the builder builds. NULL with *rc set on failure, NULL with *rc 0 if none. */
+static const convoy__algo *child_algo(const convoy__args *sub, int flags, int max_tags,
+                                      double *cost_out, int *rc_out)
 {
     const convoy__algo *best = NULL;
     double best_cost = 0;
     int64_t best_tmp = 0;
     const int props = (flags & CONVOY_LANE_LEAST_SCRATCH) || max_tags > 0;
-    *out = NULL;
+    *rc_out = 0;
     for (int i = 0; i < convoy__nalgos; i++) {
         const convoy__algo *al = &convoy__algos[i];
         if (convoy__select(sub, &sub->machine, al->name, 1) != al) continue; /* not usable */
@@ -208,7 +231,10 @@ static int build_child(const convoy__args *sub, int flags, int max_tags, convoy_
         int tag = -1, nests = 0;
         if (props) {
             int rc = group_props(al, sub, &tmp, &tag, &nests);
-            if (rc) return rc;
+            if (rc) {
+                *rc_out = rc;
+                return NULL;
+            }
             if (max_tags > 0 && (nests || tag >= max_tags)) continue;
         }
         const int better = !best || (flags & CONVOY_LANE_LEAST_SCRATCH
@@ -216,11 +242,22 @@ static int build_child(const convoy__args *sub, int flags, int max_tags, convoy_
                                          : cost < best_cost);
         if (better) best = al, best_cost = cost, best_tmp = tmp;
     }
+    if (cost_out) *cost_out = best_cost;
+    return best;
+}
+
+/* The child's schedule, by child_algo's choice. */
+static int build_child(const convoy__args *sub, int flags, int max_tags, convoy__schedule **out)
+{
+    *out = NULL;
+    int rc = 0;
+    const convoy__algo *best = child_algo(sub, flags, max_tags, NULL, &rc);
+    if (rc) return rc;
     if (!best) return CONVOY_ERR_INTERN;
     convoy__schedule *c = malloc(sizeof *c);
     if (!c) return CONVOY_ERR_NO_MEM;
     convoy__sched_init(c);
-    int rc = best->build(sub, c);
+    rc = best->build(sub, c);
     if (rc) {
         convoy__sched_free(c);
         free(c);
@@ -539,7 +576,9 @@ double convoy__lane_rs_then(const convoy__args *a, const convoy__machine *m, int
     convoy__args b = *a;
     b.machine = *m;
     b.root = 0; /* the lane children's root: the first lane member */
-    return convoy__lane_cost_equal(&b, CONVOY_COLL_REDUCE_SCATTER, n, 0, a->count) +
+    return convoy__lane_cost_flags(&b, CONVOY_COLL_REDUCE_SCATTER, n, 0, a->count,
+                                   CONVOY_LANE_LEAST_SCRATCH |
+                                       (a->inplace ? CONVOY_LANE_IN_PLACE : 0)) +
            convoy__lane_cost_equal(&b, coll, a->topo->nnodes, n,
                                    convoy__lane_block(a->count, n, 0));
 }

@@ -63,12 +63,13 @@
  * Zero-copy: children address the user's buffers directly through rebasing and
  * displacements (an allgatherv child's displs are the parent's), so no packing type is
  * needed where each rank's block is contiguous. Where the paper uses a strided vector type
- * (the node allgather of the full-lane Allgather), Convoy runs one node allgatherv per
- * source node instead, all in one bundle (the blocks of one node are adjacent on
- * consecutive layouts, and each block is its own message on the others): more messages
- * inside the node, no copies and no scratch (the rooted Gather/Scatter do use strided
- * regions: rooted_lane.h). The checker asserts the scratch a schedule tree allocates
- * (convoy-check --expect-tmp-max 0).
+ * (the full-lane Allgather), Convoy's lane Allgather moves strided regions on regular,
+ * consecutive layouts with blocks in rank order (allgatherv_lane.c), and otherwise runs
+ * one node allgatherv per source node, all in one bundle (the blocks of one node are
+ * adjacent on consecutive layouts, and each block is its own message on the others):
+ * more messages inside the node, no copies and no scratch (the rooted Gather/Scatter use
+ * strided regions too: rooted_lane.h). The checker asserts the scratch a schedule tree
+ * allocates (convoy-check --expect-tmp-max 0).
  */
 #ifndef CONVOY_LANE_H
 #define CONVOY_LANE_H
@@ -116,7 +117,11 @@ int convoy__lane_child(convoy__schedule *s, const convoy__args *sub, const int32
 /* The same with a choice of algorithm: CONVOY_LANE_LEAST_SCRATCH takes the cheapest of the
  * usable algorithms whose schedules allocate the least scratch (zero-copy phases: an
  * allgatherv child in place on the final buffer gets one that allocates nothing). */
-enum { CONVOY_LANE_LEAST_SCRATCH = 1 };
+enum {
+    CONVOY_LANE_LEAST_SCRATCH = 1,
+    /* Cost models only (convoy__lane_cost_flags): the builder runs the phase in place. */
+    CONVOY_LANE_IN_PLACE = 2
+};
 int convoy__lane_child_flags(convoy__schedule *s, const convoy__args *sub, const int32_t *map,
                              convoy__region send, convoy__region recv, int flags, int ndeps,
                              const int *deps);
@@ -191,6 +196,11 @@ double convoy__lane_child_cost(const convoy__args *sub);
  * vector, divided evenly): the cost models of lane/hier algorithms use it. */
 double convoy__lane_cost_equal(const convoy__args *a, int coll, int m, int concurrent,
                                int64_t count);
+/* The same for a phase the builder adds with flags (convoy__lane_child_flags): with
+ * CONVOY_LANE_LEAST_SCRATCH the phase in place, costed as the algorithm the builder takes
+ * (the cheapest of those allocating least), not the cheapest. */
+double convoy__lane_cost_flags(const convoy__args *a, int coll, int m, int concurrent,
+                               int64_t count, int flags);
 /* The full-lane pattern's first two phases (papers/004 §3.4, §3.5), under m: a node
  * reduce-scatter of a->count elements over the node's n processes, then `coll` on the
  * largest block over the lanes, n lanes at once. */

@@ -251,6 +251,7 @@ double convoy__rooted_lane_cost(const convoy__args *a, const convoy__machine *m)
      * collection: every byte but the root's own crosses the node once, a lane's blocks in
      * one message per run (about one per lane on regular layouts); no copies. */
     const int64_t member = t->nnodes > 1 ? (int64_t)(per_lane / (t->nnodes - 1)) : 0;
-    return convoy__lane_cost_equal(&b, CONVOY_COLL_GATHERV, t->nnodes, L, member) +
+    return convoy__lane_cost_flags(&b, CONVOY_COLL_GATHERV, t->nnodes, L, member,
+                                   CONVOY_LANE_LEAST_SCRATCH) +
            (nR - 1 + L) * node.alpha + node.beta * (double)(total);
 }

@@ -138,6 +138,7 @@ double convoy__allreduce_lane_cost(const convoy__args *a, const convoy__machine 
     convoy__args b = *a;
     b.machine = *m;
     return convoy__lane_rs_then(a, m, CONVOY_COLL_ALLREDUCE) +
-           convoy__lane_cost_equal(&b, CONVOY_COLL_ALLGATHERV, n, 0,
-                                   convoy__lane_block(a->count, n, 0));
+           convoy__lane_cost_flags(&b, CONVOY_COLL_ALLGATHERV, n, 0,
+                                   convoy__lane_block(a->count, n, 0),
+                                   CONVOY_LANE_LEAST_SCRATCH | CONVOY_LANE_IN_PLACE);
 }

@@ -137,5 +137,6 @@ double convoy__bcast_lane_cost(const convoy__args *a, const convoy__machine *m)
     const int64_t per = (a->count + nR - 1) / nR;
     return (nR - 1) * (node.alpha + node.beta * bytes / nR) +
            convoy__lane_cost_equal(&b, CONVOY_COLL_BCAST, t->nnodes, nR, per) +
-           convoy__lane_cost_equal(&b, CONVOY_COLL_ALLGATHERV, t->max_ppn, 0, per);
+           convoy__lane_cost_flags(&b, CONVOY_COLL_ALLGATHERV, t->max_ppn, 0, per,
+                                   CONVOY_LANE_LEAST_SCRATCH | CONVOY_LANE_IN_PLACE);
 }

@@ -136,7 +136,8 @@ double convoy__reduce_scatter_lane_cost(const convoy__args *a, const convoy__mac
     b.machine = *m;
     const convoy__machine node = convoy__lane_level(m, 0);
     return node.beta * (double)a->count * a->rtype.size +
-           convoy__lane_cost_equal(&b, CONVOY_COLL_REDUCE_SCATTER, n, 0, a->count) +
+           convoy__lane_cost_flags(&b, CONVOY_COLL_REDUCE_SCATTER, n, 0, a->count,
+                                   CONVOY_LANE_LEAST_SCRATCH | CONVOY_LANE_IN_PLACE) +
            convoy__lane_cost_equal(&b, CONVOY_COLL_REDUCE_SCATTER, t->nnodes, n,
                                    convoy__lane_block(a->count, n, 0));
 }

@@ -141,8 +141,9 @@ double convoy__scan_lane_cost(const convoy__args *a, const convoy__machine *m)
     convoy__args b = *a;
     b.machine = *m;
     const double lanes = convoy__lane_rs_then(a, m, CONVOY_COLL_EXSCAN) +
-                         convoy__lane_cost_equal(&b, CONVOY_COLL_ALLGATHERV, n, 0,
-                                                 convoy__lane_block(a->count, n, 0));
+                         convoy__lane_cost_flags(&b, CONVOY_COLL_ALLGATHERV, n, 0,
+                                                 convoy__lane_block(a->count, n, 0),
+                                                 CONVOY_LANE_LEAST_SCRATCH | CONVOY_LANE_IN_PLACE);
     const double node = convoy__lane_cost_equal(&b, a->coll, n, 0, a->count);
     return (lanes > node ? lanes : node) + m->gamma * (double)(a->count * a->rtype.size);
 }
