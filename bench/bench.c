@@ -131,13 +131,18 @@ static void list_algos(FILE *f)
 
 typedef struct coll_job {
     const bench_coll *coll;
-    char env[64]; /* CONVOY_<COLL>_ALGO */
+    char env[64];     /* CONVOY_<COLL>_ALGO */
+    int after_auto;   /* the last call prepared was the "auto" variant's */
+    const char *pick; /* Convoy's record of its choice after the last "auto" call */
 } coll_job;
 
 static void coll_prepare(bench_job *j, int v)
 {
-    const coll_job *cj = j->ctx;
+    coll_job *cj = (coll_job *)j->ctx; /* run_cell's own, writable */
     const char *algo = v < 0 ? "native" : j->names[v];
+    /* Convoy's choice is read here, outside the timed call, after "auto" ran. */
+    if (cj->after_auto) cj->pick = convoy__comm_last_algo(j->cell->comm);
+    cj->after_auto = !strcmp(algo, "auto");
     if (!strcmp(algo, "auto"))
         unsetenv(cj->env);
     else if (strcmp(algo, "native") != 0)
@@ -152,11 +157,16 @@ static int coll_call(bench_job *j, int v)
     return cj->coll->run(j->cell, (native ? &bench_native : &bench_convoy)->fn[cj->coll->id]);
 }
 
-/* What Convoy's default chooses for the cell: one untimed call without forcing, then the
- * library's record of its choice (NULL where Convoy lacks the collective). */
-static const char *default_pick(bench_job *j, coll_job *cj)
+/* What Convoy's default chooses for the cell: the library's record of its choice after the
+ * "auto" variant's last call when it ran and stayed applicable, else after one untimed
+ * call without forcing (NULL where Convoy lacks the collective). */
+static const char *default_pick(bench_job *j, coll_job *cj, const bench_result *res)
 {
     if (!bench_lib_has(&bench_convoy, cj->coll->id)) return NULL;
+    if (cj->after_auto) cj->pick = convoy__comm_last_algo(j->cell->comm);
+    cj->after_auto = 0;
+    for (int i = 0; i < j->nvar; i++)
+        if (!strcmp(j->names[i], "auto") && res[i].applicable && cj->pick) return cj->pick;
     char *saved = getenv(cj->env) ? strdup(getenv(cj->env)) : NULL;
     unsetenv(cj->env);
     cj->coll->prepare(j->cell);
@@ -224,7 +234,7 @@ static void run_cell(bench_ctx *x, const bench_coll *coll, const char *dist, int
                         (coll->flags & BENCH_VECTOR) != 0,
                         (coll->flags & BENCH_REDUCES) != 0,
                         (coll->flags & BENCH_ROOTED) != 0,
-                        default_pick(&j, &cj)};
+                        default_pick(&j, &cj, res)};
     bench_emit(x, &rc, &c, res, nalgos);
     x->cells_done++;
     free(res);

@@ -127,10 +127,17 @@ PLATFORMS = {
 }
 # Beyond the papers (issue 9's scale runs, >= 4096 processes): Hydra's nodes, 128 of them
 # on one full-bisection switch (an assumption: the real Hydra has 36).
-PLATFORMS["hydra128"] = dict(PLATFORMS["hydra"], nodes=128, forms=("aggregated",),
+# cap="gamma": the one-lane-per-flow cap as SimGrid's TCP-gamma bound on each flow instead
+# of a FATPIPE backbone link. Same rates (each flow's bound is min(node link, gamma / (2 x
+# route latency)) = one lane), but no constraint shared by every flow between nodes: with the
+# backbone, SimGrid's max-min solver re-solves all inter-node flows whenever one starts or
+# ends (lmm::MaxMin::do_solve: 28 % of the CPU at 1024 processes, growing with the node count).
+PLATFORMS["hydra128"] = dict(PLATFORMS["hydra"], nodes=128, forms=("aggregated",), cap="gamma",
                              source=dict(PLATFORMS["hydra"]["source"], nodes=(
                                  "128 nodes of Hydra's kind (papers/004 Table 1 has 36): "
-                                 "scale runs beyond the papers")))
+                                 "scale runs beyond the papers"),
+                                 cap=("one lane per flow as TCP-gamma (no backbone link): "
+                                      "same rates, cheaper to simulate; see gen.py")))
 
 # SMPI options every platform uses (notes/simgrid.md): no piecewise factors (the platform's
 # own latency and bandwidth are what was calibrated), reproducible time, cheap MPI_Test.
@@ -138,7 +145,21 @@ def smpirun_cfg(p):
     """The platform's own smpirun options (CONVOY_SMPIRUN_CFG of the env file; the run
     wrapper tools/convoy-smpirun adds the options every simulation needs, SMPI_BASE_CFG)."""
     ovh = "0:%g:%g" % (p["sw_o"], 1.0 / p["sw_bw"])
-    return "--cfg=smpi/os:%s --cfg=smpi/ois:%s --cfg=smpi/or:%s" % (ovh, ovh, ovh)
+    cfg = "--cfg=smpi/os:%s --cfg=smpi/ois:%s --cfg=smpi/or:%s" % (ovh, ovh, ovh)
+    if p.get("cap") == "gamma":
+        cfg += " --cfg=network/TCP-gamma:%g" % tcp_gamma(p)
+    return cfg
+
+
+def tcp_gamma(p):
+    """TCP-gamma (bytes) that bounds a flow between two nodes at one lane: SimGrid bounds
+    each flow at gamma / (2 x its route latency); that route is the two host links."""
+    g = p["lane_bw"] * 2 * (2 * p["lat"])
+    # Only where it is exactly the backbone's cap: no backbone latency to add, and the bound
+    # of an intra-node flow (loopback latency) must not bind below the loopback bandwidth.
+    assert p["bb_lat"] == 0 and p["lanes"] > 1
+    assert g / (2 * p["lo_lat"]) >= p["lo_bw"]
+    return g
 
 
 # What tools/convoy-smpirun always passes (notes/simgrid.md): no piecewise factors (the
@@ -179,15 +200,18 @@ def aggregated(name, p):
     # A single-lane node needs no per-flow cap: the backbone is then non-blocking.
     bb_bw = p["lane_bw"] if p["lanes"] > 1 else p["nodes"] * node_bw
     xml = HEADER.format(comment=comment(name, p, "aggregated"))
+    # With cap="gamma" no backbone: the per-flow cap is TCP-gamma (smpirun_cfg).
+    bb = "" if p.get("cap") == "gamma" else (
+        '\n             bb_bw="%s" bb_lat="%s" bb_sharing_policy="FATPIPE"'
+        % (gbps(bb_bw), us(p["bb_lat"])))
     xml += """  <zone id="world" routing="Full">
     <cluster id="{n}" prefix="{n}-" radical="0-{last}" suffix="" speed="1Gf" core="{ppn}"
-             bw="{bw}" lat="{lat}" sharing_policy="SPLITDUPLEX"
-             bb_bw="{bb}" bb_lat="{bblat}" bb_sharing_policy="FATPIPE"
+             bw="{bw}" lat="{lat}" sharing_policy="SPLITDUPLEX"{bb}
              loopback_bw="{lobw}" loopback_lat="{lolat}"/>
   </zone>
 </platform>
-""".format(n=name, last=p["nodes"] - 1, ppn=ppn, bw=gbps(node_bw), lat=us(p["lat"]),
-           bb=gbps(bb_bw), bblat=us(p["bb_lat"]), lobw=gbps(p["lo_bw"]), lolat=us(p["lo_lat"]))
+""".format(n=name, last=p["nodes"] - 1, ppn=ppn, bw=gbps(node_bw), lat=us(p["lat"]), bb=bb,
+           lobw=gbps(p["lo_bw"]), lolat=us(p["lo_lat"]))
     hosts = ["%s-%d:%d" % (name, i, ppn) for i in range(p["nodes"])]
     return xml, hosts
 

@@ -93,7 +93,7 @@ static int state_free(convoy__cstate *cs)
     if (cs->setup_req != MPI_REQUEST_NULL) PMPI_Wait(&cs->setup_req, MPI_STATUS_IGNORE);
     free(cs->setup_keys);
     if (cs->node_comm != MPI_COMM_NULL) PMPI_Comm_free(&cs->node_comm);
-    if (cs->priv != MPI_COMM_NULL) PMPI_Comm_free(&cs->priv);
+    if (cs->priv != MPI_COMM_NULL && !cs->priv_shared) PMPI_Comm_free(&cs->priv);
     cache_clear(cs);
     convoy__topo_free(&cs->topo);
     pthread_mutex_destroy(&cs->lock);
@@ -242,8 +242,9 @@ static int set_tag_ub(convoy__cstate *cs)
     int rc = PMPI_Comm_get_attr(cs->priv, MPI_TAG_UB, &ub, &flag);
     if (!rc && !flag) rc = PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
     cs->tag_ub = !rc && flag ? *(int *)ub : 32767;
-    /* Errors inside Convoy come back as codes and reach the user on the user's comm. */
-    if (!rc) rc = PMPI_Comm_set_errhandler(cs->priv, MPI_ERRORS_RETURN);
+    /* Errors inside Convoy come back as codes and reach the user on the user's comm (not
+     * when priv is the user's comm itself: its handler stays the user's). */
+    if (!rc && !cs->priv_shared) rc = PMPI_Comm_set_errhandler(cs->priv, MPI_ERRORS_RETURN);
     return rc;
 }
 
@@ -303,9 +304,9 @@ static int state_new(MPI_Comm comm, int blocking, convoy__cstate **out)
     pthread_mutex_init(&cs->lock, NULL);
     int rc;
     if (blocking) {
-        if ((rc = PMPI_Comm_dup(comm, &cs->priv)) || (rc = set_tag_ub(cs)) ||
-            (rc = convoy__topo_mpi(cs->priv, &cs->topo)) || (rc = make_segment(cs)) ||
-            (rc = convoy__machine_agree(cs)))
+        if ((rc = convoy__plat_private_comm(comm, &cs->priv, &cs->priv_shared)) ||
+            (rc = set_tag_ub(cs)) || (rc = convoy__topo_mpi(cs->priv, &cs->topo)) ||
+            (rc = make_segment(cs)) || (rc = convoy__machine_agree(cs)))
             goto fail;
         cs->ready = 1;
     } else if ((rc = PMPI_Comm_idup(comm, &cs->priv, &cs->setup_req))) {
@@ -320,7 +321,7 @@ fail:
         convoy__shm_unreserve();
     }
     if (cs->node_comm != MPI_COMM_NULL) PMPI_Comm_free(&cs->node_comm);
-    if (cs->priv != MPI_COMM_NULL) PMPI_Comm_free(&cs->priv);
+    if (cs->priv != MPI_COMM_NULL && !cs->priv_shared) PMPI_Comm_free(&cs->priv);
     convoy__topo_free(&cs->topo);
     pthread_mutex_destroy(&cs->lock);
     free(cs);

@@ -129,6 +129,7 @@ typedef struct convoy__fast {
 typedef struct convoy__cstate {
     MPI_Comm user;      /* the communicator it is attached to */
     MPI_Comm priv;      /* private duplicate: every message of Convoy travels here */
+    int priv_shared;    /* priv is `user` itself (convoy__plat_private_comm): not freed */
     MPI_Comm node_comm; /* the processes of this node (for the segment) */
     convoy__topo topo;
     convoy__shm *shm; /* NULL: no segment (single process, or over the cap) */

@@ -70,6 +70,14 @@ int64_t convoy__plat_node_key(void);
 /* Raises err on comm's error handler, as MPI_Comm_call_errhandler. */
 void convoy__plat_call_errhandler(MPI_Comm comm, int err);
 
+/* The communicator Convoy's own messages travel on for comm: a duplicate (*shared = 0).
+ * Under SMPI with CONVOY_SIM_SHARE_COMM=1, comm itself (*shared = 1): every new
+ * communicator of 64 or more processes costs SMPI's ompi selector a ring allgather over it
+ * (p^2 messages; the whole setup's cost at thousands of processes). Only for programs that
+ * send no point-to-point messages on comm while Convoy runs on it (convoy-bench's scale
+ * runs): Convoy's own tags are then not private, and comm keeps its error handler. */
+int convoy__plat_private_comm(MPI_Comm comm, MPI_Comm *priv, int *shared);
+
 /* Whether a nonblocking call may make its communicator's state (MPI_Comm_idup), else the
  * first blocking call makes it and nonblocking ones before it run natively. */
 int convoy__plat_nonblocking_setup(void);

@@ -8,7 +8,8 @@
 # Convoy measures come from the simulated platform (gamma = 1 / CONVOY_SIM_REDUCE_BW of the
 # platform's .env, not the host's clock); and on a cluster of one SimGrid host per socket
 # the node hook (CONVOY_NODE_OF_HOST) gives 4 nodes of 4 and correct results, and
-# convoy-bench's single-copy bound uses the platform's copy rate (CONVOY_SIM_COPY_BW).
+# convoy-bench's single-copy bound uses the platform's copy rate (CONVOY_SIM_COPY_BW);
+# CONVOY_SIM_SHARE_COMM=1 gives the same results and times.
 #   sim_test.sh <build-sim dir> <tests/sim dir> <scratch dir>
 set -u
 build=$1 here=$2 out=$3
@@ -63,5 +64,16 @@ CONVOY_ALLREDUCE_ALGO=node_dissem "$run" -platform "$here/cluster4x4.xml" "$benc
 grep -Eq "^ +- +64K .* n/a " na.out || bad "n/a run: node_dissem not reported n/a: $(grep -m1 ' 64K ' na.out)"
 grep -q "every result matched native" na.out || bad "n/a run: recdbl differs from native"
 
-[ $fail = 0 ] && echo "sim test passed: $(($(grep -c . run1.csv) - 1)) cells x variants, identical times, gamma from the platform, socket hook, copy bound, n/a"
+# CONVOY_SIM_SHARE_COMM=1 (the scale runs: Convoy's messages on the caller's communicator,
+# no duplicate): every algorithm of Allgatherv regular and Allreduce at 1K still matches
+# native, in the same simulated time as on the duplicate (run 1's rows for those cells).
+CONVOY_SIM_SHARE_COMM=1 "$run" -platform "$here/cluster4x4.xml" "$bench" \
+  --coll allgatherv,allreduce --dist regular --count 1K --reps 2 --min-reps 2 --warmup 1 \
+  --quiet --csv share.csv > share.out 2> share.err || bad "shared-communicator run: exit $? (see $out/share.err)"
+pick() { grep -E "^(allgatherv,[^,]*,regular|allreduce,[^,]*,-),1024," "$1" | cut -d, -f1-4,9-11 | sort; }
+[ "$(pick share.csv | wc -l)" -ge 10 ] || bad "shared-communicator run: too few rows"
+diff <(pick run1.csv) <(pick share.csv) > share.diff \
+  || bad "shared communicator: other simulated times than the duplicate ($out/share.diff)"
+
+[ $fail = 0 ] && echo "sim test passed: $(($(grep -c . run1.csv) - 1)) cells x variants, identical times, gamma from the platform, socket hook, copy bound, n/a, shared communicator"
 exit $fail
