@@ -8,6 +8,9 @@
  * arguments — compared before anything else, as the caller passed them — runs the kept
  * schedule again: the transport, the executor's memory and the count vectors are already
  * in place. A call the MPI library serves is kept too (its rerun is the library's call).
+ * A kept call whose schedule runs in step order on the node segment (Barrier node_flags,
+ * small Allreduce node_dissem on one node) runs its compiled ops in the direct kernel
+ * (kernel.c) instead of the executor.
  *
  * That equal arguments need no new check or plan rests on: every handle is predefined
  * (named datatypes and predefined ops are never freed, so a handle means the same thing
