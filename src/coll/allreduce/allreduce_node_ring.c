@@ -100,8 +100,6 @@ enum { F_WR, F_CON, F_BW, F_BR, NFLAGS, F_DONE = NFLAGS, NFLAGS_CMA };
 
 /* Most pieces (N K) a schedule may have: the schedule grows with them. */
 #define MAX_UNITS ((int64_t)1 << 20)
-/* Default of CONVOY_ALLREDUCE_CMA_MIN (bytes of the vector): below it the slots. */
-#define CMA_MIN ((int64_t)1 << 20)
 #define LINE 64
 
 typedef struct plan {
@@ -149,6 +147,8 @@ static int64_t slot_bytes(const convoy__dtype *t, int64_t elems, int64_t align)
 
 /* The division of the vector, the same on every rank. Returns 0, or CONVOY_ERR_ARG when the
  * algorithm does not apply. */
+static double plan_cost(const convoy__args *a, const convoy__machine *m, const plan *p);
+
 static int make_plan_as(const convoy__args *a, plan *pl, int cma)
 {
     const convoy__topo *t = a->topo;
@@ -166,9 +166,10 @@ static int make_plan_as(const convoy__args *a, plan *pl, int cma)
     /* Single copy where cross-memory attach works, the vector is large enough and whole
      * pieces are contiguous bytes in both buffers (every rank decides alike: count, type
      * and MPI_IN_PLACE are the same on all of them). */
+    const int64_t cma_min = convoy__param_get(a, "CONVOY_ALLREDUCE_CMA_MIN", -1);
     pl->cma = cma && a->cma && pl->M > 1 && contiguous(ty) &&
               (a->inplace || contiguous(&a->stype)) &&
-              a->count * ty->size >= convoy__param_get(a, "CONVOY_ALLREDUCE_CMA_MIN", CMA_MIN);
+              (cma_min < 0 ? a->machine.cma > 0 : a->count * ty->size >= cma_min);
     const int64_t part = (a->count + pl->N - 1) / pl->N; /* elements of the largest part */
     /* Elements per piece: the model's choice, then the caps. */
     const double B = (double)part * (double)ty->size / pl->M;
@@ -207,6 +208,15 @@ static int make_plan_as(const convoy__args *a, plan *pl, int cma)
     /* Single copy: one address word per piece and node process in the segment; where they
      * do not fit, the slots. */
     if (pl->cma && cma_words(pl) * 8 > a->shm_bytes) return make_plan_as(a, pl, 0);
+    /* By default the model decides (with args.machine, the same on every rank): the single
+     * copy only where the setup measured the reads' rate and they cost less than the
+     * slots' copies. */
+    if (pl->cma && cma_min < 0) {
+        plan slots;
+        if (make_plan_as(a, &slots, 0) == 0 &&
+            plan_cost(a, &a->machine, &slots) <= plan_cost(a, &a->machine, pl))
+            *pl = slots;
+    }
     return 0;
 }
 
@@ -622,16 +632,23 @@ double convoy__allreduce_node_ring_cost(const convoy__args *a, const convoy__mac
 {
     plan pl;
     if (a->count == 0 || make_plan(a, &pl)) return 0;
+    return plan_cost(a, m, &pl);
+}
+
+static double plan_cost(const convoy__args *a, const convoy__machine *m, const plan *p)
+{
+    const plan pl = *p;
     const double ns = (double)a->count * (double)a->rtype.size, M = pl.M, N = pl.N;
     const double b = (double)(pl.piece * a->rtype.size);
     const double k = (double)((pl.K + pl.mmin - 1) / pl.mmin);
     const double net = 2.0 * (N - 1) * k * (m->alpha + m->beta * b);
-    /* Single copy: no copy into the segment and out again, but a system call per read
-     * (2 N K (M-1)/M of them per process, at about a flag handshake each) and the readers'
-     * done handshake at the end. */
-    const double loc = pl.cma ? m->gamma * ns * 3.0 * (M - 1) / M +
-                                    2.0 * N * (double)pl.K * (M - 1) / M * convoy__flag_cost(m)
-                              : m->gamma * ns * (3.0 * (M - 1) + 1) / M;
+    /* Single copy: no copy into the segment and out again; each process reads 2 (M-1)/M of
+     * the vector (its pieces' contributions, the others' finished pieces) at the measured
+     * rate of cross-memory attach (m->cma; gamma where unmeasured) and reduces (M-1)/M,
+     * plus the readers' done handshake at the end. */
+    const double rd = m->cma > 0 ? m->cma : m->gamma;
+    const double loc =
+        pl.cma ? ns * (M - 1) / M * (2.0 * rd + m->gamma) : m->gamma * ns * (3.0 * (M - 1) + 1) / M;
     return (net > loc ? net : loc) + (N - 1) * m->gamma * b + (M > 1 ? 2 * m->alpha : 0) +
            (pl.cma ? convoy__flag_cost(m) : 0);
 }
