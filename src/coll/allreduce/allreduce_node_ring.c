@@ -49,6 +49,36 @@
  * order, every message's dependencies to earlier messages (the receiver's unit (d, q) is
  * the sender's unit (d-1, q)), hence no deadlock, whatever the completion order.
  *
+ * Single copy (args.cma: cross-memory attach works on every node; contiguous types): the
+ * segment holds no data, only address words (one per piece and node process, N K (m+1) in
+ * all; where they do not fit, the slots). Every process publishes, at the start, where its
+ * contributions to the pieces others handle lie (send buffer, in place the receive buffer)
+ * and says so once (WR = 1). The handler of a piece reads each other process's
+ * contribution with process_vm_readv in node rank order: the first one straight into X,
+ * onto which it reduces its own data (own op s_w, for a commutative operation the same bits
+ * as the slots' s_w op own, so both variants give identical results), the others into a
+ * scratch piece T and then X = T op X. In the broadcast stage the handler publishes the
+ * finished piece where it is (X) and notifies BW; every other process reads it straight
+ * into its own X. No slots, hence no CON/BR flow control; pieces are not capped by a slot.
+ * Ownership: in place, a contributor overwrites its piece only with the finished value,
+ * which it reads after the handler's BW notification, issued after the handler's read of
+ * it; every process notifies DONE after all its reads and returns only when all node peers
+ * have (the owner's buffers must outlive every read).
+ *   Copies per byte of the vector and process (not in place; in place the slots save the
+ *   own copy): slots 2 copies ((M-1)/M into reduce slots, 1/M own data into X, 1/M into a
+ *   broadcast slot, (M-1)/M out of them) and (M-1)/M reductions; single copy 2 (M-1)/M
+ *   reads ((M-1)/M contributions, (M-1)/M finished pieces) and (M-1)/M reductions. M = 2:
+ *   2 copies become 1 read. But a read pins and maps the peer's pages one at a time: on
+ *   this host (a virtual machine) process_vm_readv moves 8-14 GB/s, memcpy 40-170 GB/s in
+ *   cache, so one read costs more than the two copies it replaces. Measured (np 2 on one
+ *   node and np 4 as 2 x 2, int sum, load 3-7, 3 interleaved runs each): the single copy
+ *   took 1.3-2.4 times the slots' time at 64 KiB - 16 MiB at np 2 (64 MiB: 1.25 in the one
+ *   pair of runs the load left alone), 1.2-8 times at 1-16 MiB and 0.6-1.2 at 64 MiB at
+ *   np 4: no consistent win anywhere. So the choice is the model's: the setup measures
+ *   the reads' rate (convoy__machine.cma) and the single copy runs where its cost below is
+ *   lower (never on this host); CONVOY_ALLREDUCE_CMA_MIN=bytes forces it from that size on
+ *   (0: always, as the tests do).
+ *
  * Pieces: the paper says only "at least M". K = M c, c = pieces per process and part:
  * the piece size b balances the per-message cost against the reduction left exposed per
  * ring step. With B = n s / (N M) bytes per process and part, the reduce stage costs about
@@ -65,6 +95,8 @@
  *   network  T_net = 2 (N-1) k (alpha + beta b)
  *   node     T_loc = gamma n s ((M-1) + 2 (M-1) + 1) / M  (node sums; copies into and out
  *            of the segment, at about the cost of a reduction per byte)
+ *            single copy: T_loc = n s (M-1)/M (2 c + gamma), c the reads' measured cost
+ *            per byte (gamma where unmeasured), plus one flag handshake (the readers' done)
  *   T = max(T_net, T_loc) + (N-1) gamma b + 2 alpha
  * (the two overlap; one piece's reduction per step is exposed; the node's two handshakes,
  * sum and publish, lie on the critical path, a flag handshake costing about a message on
