@@ -55,8 +55,9 @@
  * contributions to the pieces others handle lie (send buffer, in place the receive buffer)
  * and says so once (WR = 1). The handler of a piece reads each other process's
  * contribution with process_vm_readv in node rank order: the first one straight into X,
- * onto which it reduces its own data (own op s_w, for a commutative operation the same bits
- * as the slots' s_w op own, so both variants give identical results), the others into a
+ * onto which it reduces its own data (own op s_w: where the operation's operands commute
+ * bitwise, as for the predefined ones, the slots' s_w op own, so both variants give
+ * identical results; every rank gets the same bits either way), the others into a
  * scratch piece T and then X = T op X. In the broadcast stage the handler publishes the
  * finished piece where it is (X) and notifies BW; every other process reads it straight
  * into its own X. No slots, hence no CON/BR flow control; pieces are not capped by a slot.
@@ -456,9 +457,8 @@ int convoy__allreduce_node_ring(const convoy__args *a, convoy__schedule *s)
                 if (cma) {
                     /* Single copy: every other process's piece read from its buffer, in
                      * node rank order. Not in place, the first one straight into X and my
-                     * own data reduced onto it (own op s_w: the same bits as s_w op own
-                     * for a commutative operation, so the chain is the slots' one); the
-                     * others through T. */
+                     * own data reduced onto it (own op s_w, where operands commute bitwise
+                     * the slots' s_w op own); the others through T. */
                     int first = !a->inplace;
                     for (int w = 0; w < m; w++) {
                         if (w == me) continue;
