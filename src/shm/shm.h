@@ -50,6 +50,10 @@ int convoy__shm_cma_probe(convoy__shm *seg, MPI_Comm node_comm);
 int convoy__shm_cma_read(const convoy__shm *seg, int node_peer, uint64_t addr, void *dst,
                          int64_t bytes);
 
+/* Seconds per byte of a process_vm_readv of this process's own src (bytes) into dst, the
+ * fastest of reps; 0 where it fails or is not available (not Linux, SimGrid). */
+double convoy__shm_cma_rate(void *dst, const void *src, int64_t bytes, int reps);
+
 void convoy__shm_notify(convoy__shm *seg, int flag, uint64_t value);
 int convoy__shm_reached(const convoy__shm *seg, int node_peer, int flag, uint64_t value);
 
