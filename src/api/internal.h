@@ -251,6 +251,10 @@ struct convoy_request_s {
      * and whether it holds this request's: a kept call then runs it, not the executor. */
     convoy__kernel *kern;
     int kern_ok;
+    /* The one-round message path's compiled messages (round.c; kept likewise), and whether
+     * they are this request's: a kept call then posts them and waits, not the executor. */
+    struct convoy__round *round;
+    int round_ok;
     int *ivec; /* convoy__req_counts: rcounts and displs copies */
     int64_t ivec_cap;
     int64_t *lvec; /* convoy__req_i64 */
@@ -358,6 +362,25 @@ void convoy__req_progress_others(void);
  * order on the node segment (1: r->kern holds it); runs it (the call's result). */
 int convoy__kernel_keep(convoy_request r);
 int convoy__kernel_run(convoy_request r);
+/* The kept one-round message path (round.c): a schedule whose steps are all sends and
+ * receives of plain blocks in the user's buffers with no dependencies, compiled when the
+ * call is kept into the messages the executor would post (1: r->round holds them); runs
+ * them (the call's result). */
+enum { CONVOY_ROUND_MAX = 64 };
+typedef struct convoy__rmsg {
+    int send, buf, count, peer, tag; /* tag: the step's (the epoch is the call's) */
+    int64_t off;
+    MPI_Datatype type;
+} convoy__rmsg;
+typedef struct convoy__round {
+    int n, tag_shift;
+    convoy__rmsg m[CONVOY_ROUND_MAX];
+} convoy__round;
+int convoy__round_keep(convoy_request r);
+int convoy__round_run(convoy_request r);
+/* Whether the process has started, unfinished nonblocking or persistent Convoy requests
+ * (request.c; a hint read without the list's lock, as the blocking waits read it). */
+int convoy__req_others_pending(void);
 /* Frees the communicator's kept requests (state_free). */
 void convoy__fast_clear(convoy__cstate *cs);
 /* The state of comm if this thread found it before and no state was freed since (NULL:
