@@ -10,7 +10,8 @@
  * in place. A call the MPI library serves is kept too (its rerun is the library's call).
  * A kept call whose schedule runs in step order on the node segment (Barrier node_flags,
  * small Allreduce node_dissem on one node) runs its compiled ops in the direct kernel
- * (kernel.c) instead of the executor.
+ * (kernel.c) instead of the executor; one whose schedule is a single round of messages
+ * (Barrier dissem with n = P - 1) posts them and waits once (round.c).
  *
  * That equal arguments need no new check or plan rests on: every handle is predefined
  * (named datatypes and predefined ops are never freed, so a handle means the same thing

@@ -36,7 +36,8 @@ typedef struct convoy__config {
     int native_blocking;       /* CONVOY_NATIVE_BLOCKING: blocking calls the MPI library serves
                                   make its blocking collective (request.c) */
     int kernel;                /* CONVOY_KERNEL (default 1): kept step-order calls run in the
-                                  direct kernel (kernel.c); 0: through the executor */
+                                  direct kernel (kernel.c), kept one-round message calls in
+                                  round.c; 0: both through the executor */
     int nvars;
     const char *vars[CONVOY_CONFIG_VARS]; /* every CONVOY_ entry, "NAME=value" */
     uint64_t gen; /* changes whenever the settings were read again (plan.c's memo) */
