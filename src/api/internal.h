@@ -364,14 +364,17 @@ void convoy__req_progress_others(void);
 int convoy__kernel_keep(convoy_request r);
 int convoy__kernel_run(convoy_request r);
 /* The kept one-round message path (round.c): a schedule whose steps are all sends and
- * receives of plain blocks in the user's buffers with no dependencies, compiled when the
+ * receives of plain blocks in the user's buffers (and copies between them) with no
+ * dependencies, compiled when the
  * call is kept into the messages the executor would post (1: r->round holds them); runs
  * them (the call's result). */
 enum { CONVOY_ROUND_MAX = 64 };
 typedef struct convoy__rmsg {
-    int send, buf, count, peer, tag; /* tag: the step's (the epoch is the call's) */
+    int send, buf, count, peer, tag; /* send: 1 send, 0 receive, 2 copy (src to dst); tag:
+                                        the step's (the epoch is the call's) */
     int64_t off;
     MPI_Datatype type;
+    convoy__region src, dst; /* a copy's */
 } convoy__rmsg;
 typedef struct convoy__round {
     int n, tag_shift;

@@ -1,7 +1,8 @@
 /*
  * The kept one-round message path: a repeated blocking call whose schedule is one round of
- * messages (every step a send or receive of a plain block in the user's buffers, none
- * depending on another: Barrier dissem with n = nodes - 1, a one-round exchange) runs from
+ * messages (every step a send or receive of a plain block in the user's buffers, or a local
+ * copy between them, none depending on another: Barrier dissem with n = P - 1, Allgatherv
+ * direct) runs from
  * the entry point's kept request (fast.c) without the executor, as the direct kernel
  * (kernel.c) does for segment schedules.
  *
@@ -9,7 +10,8 @@
  * and the executor starts steps ready together in schedule order, so it posts every message
  * at once, in step order, with the peer and tag exec.c gives a top-level step
  * (convoy__exec_top_peer, convoy__tag with convoy__exec_tag_shift), in the transport's
- * datatypes; the call is done when every message is. So a process here and a peer in the
+ * datatypes, and runs a copy where it comes (with the transport's copy, as the executor
+ * does); the call is done when every message is. So a process here and a peer in the
  * executor (one whose fast path missed) exchange the same messages, and the checker's proof
  * of the schedule covers this path. What differs is the per-call software around the
  * messages: no executor start (successor lists, ready and active queues), no transport
@@ -39,6 +41,13 @@ long convoy__round_count(void)
     return runs;
 }
 
+/* A region the path addresses: one block of the user's buffers. */
+static int plain(const convoy__region *g)
+{
+    return g->nblk <= 1 && (g->buf == CONVOY_BUF_SEND || g->buf == CONVOY_BUF_RECV) &&
+           g->count >= 0 && g->tslot < CONVOY_NTSLOT;
+}
+
 int convoy__round_keep(convoy_request r)
 {
     r->round_ok = 0;
@@ -52,11 +61,14 @@ int convoy__round_keep(convoy_request r)
         return 0;
     for (int i = 0; i < s->nsteps; i++) {
         const convoy__step *st = &s->steps[i];
+        if (st->ndeps != 0) return 0;
+        if (st->kind == CONVOY_STEP_COPY) {
+            if (!plain(&st->src) || !plain(&st->dst)) return 0;
+            continue;
+        }
         const convoy__region *g = st->kind == CONVOY_STEP_SEND ? &st->src : &st->dst;
-        if ((st->kind != CONVOY_STEP_SEND && st->kind != CONVOY_STEP_RECV) || st->ndeps != 0 ||
-            g->nblk > 1 || (g->buf != CONVOY_BUF_SEND && g->buf != CONVOY_BUF_RECV) ||
-            g->count < 0 || g->count > INT_MAX || g->tslot >= CONVOY_NTSLOT ||
-            convoy__exec_top_peer(s, &r->cs->topo, i) < 0)
+        if ((st->kind != CONVOY_STEP_SEND && st->kind != CONVOY_STEP_RECV) || !plain(g) ||
+            g->count > INT_MAX || convoy__exec_top_peer(s, &r->cs->topo, i) < 0)
             return 0;
     }
     /* (Kept with the request's memory, as the kernel's.) */
@@ -66,8 +78,14 @@ int convoy__round_keep(convoy_request r)
     k->tag_shift = convoy__exec_tag_shift(s, r->tr.t.tag_ub);
     for (int i = 0; i < s->nsteps; i++) {
         const convoy__step *st = &s->steps[i];
-        const convoy__region *g = st->kind == CONVOY_STEP_SEND ? &st->src : &st->dst;
         convoy__rmsg *m = &k->m[i];
+        if (st->kind == CONVOY_STEP_COPY) {
+            m->send = 2;
+            m->src = st->src;
+            m->dst = st->dst;
+            continue;
+        }
+        const convoy__region *g = st->kind == CONVOY_STEP_SEND ? &st->src : &st->dst;
         m->send = st->kind == CONVOY_STEP_SEND;
         m->buf = g->buf;
         m->off = g->off;
@@ -114,13 +132,20 @@ int convoy__round_run(convoy_request r)
     /* The epoch in call order, as the executor's rerun takes it. */
     r->epoch = cs->epoch++;
     int rc = 0, n = 0;
-    for (; n < k->n; n++) {
-        const convoy__rmsg *m = &k->m[n];
+    for (int i = 0; i < k->n && !rc; i++) {
+        const convoy__rmsg *m = &k->m[i];
+        if (m->send == 2) {
+            /* A local copy, by the transport's copy as the executor runs it. */
+            const convoy__transport *t = &r->tr.t;
+            rc = t->copy(t->ctx, base[m->src.buf] + m->src.off, m->src.count, m->src.tslot,
+                         base[m->dst.buf] + m->dst.off, m->dst.count, m->dst.tslot);
+            continue;
+        }
         const int tag = convoy__tag(r->epoch, 0, m->tag, k->tag_shift, tag_ub);
         char *p = base[m->buf] ? base[m->buf] + m->off : NULL;
         rc = m->send ? PMPI_Isend(p, m->count, m->type, m->peer, tag, comm, &q[n])
                      : PMPI_Irecv(p, m->count, m->type, m->peer, tag, comm, &q[n]);
-        if (rc) break;
+        if (!rc) n++;
     }
     if (rc) {
         for (int i = 0; i < n; i++) {

@@ -482,6 +482,28 @@ static void check_round(int rank, int size, const int *in, int *out, int *ref)
     }
     unsetenv("CONVOY_DISSEM_N");
     unsetenv("CONVOY_BARRIER_ALGO");
+    /* Allgather direct (one round with a copy): every repeat there, its result native's. */
+    setenv("CONVOY_ALLGATHER_ALGO", "direct", 1);
+    for (int i = 0; i < WARMUP; i++)
+        convoy_Allgather(in, 3, MPI_INT, out, 3, MPI_INT, MPI_COMM_WORLD);
+    const long r0 = convoy__round_count();
+    own_allocs = 0;
+    counting = 1;
+    for (int i = 0; i < REPS; i++) {
+        if (i == REPS - 1) memset(out, 0xff, (size_t)(3 * size) * sizeof *out);
+        convoy_Allgather(in, 3, MPI_INT, out, 3, MPI_INT, MPI_COMM_WORLD);
+    }
+    counting = 0;
+    const long runs = convoy__round_count() - r0;
+    const char *algo = convoy__comm_last_algo(MPI_COMM_WORLD);
+    PMPI_Allgather(in, 3, MPI_INT, ref, 3, MPI_INT, MPI_COMM_WORLD);
+    const int same = !memcmp(out, ref, (size_t)(3 * size) * sizeof *out);
+    snprintf(detail, sizeof detail, "%ld of %d in the one-round path (%s), %ld allocations, %s",
+             runs, REPS, algo, own_allocs, same ? "equal to native" : "DIFFERENT from native");
+    if (rank == 0) printf("Allgather direct 3 ints: %s\n", detail);
+    tc_check(MPI_COMM_WORLD, runs == REPS && own_allocs == 0 && same && !strcmp(algo, "direct"),
+             "Allgather direct of 3 ints: all in the one-round path, equal to native", detail);
+    unsetenv("CONVOY_ALLGATHER_ALGO");
 }
 
 int main(int argc, char **argv)
