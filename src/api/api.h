@@ -26,6 +26,8 @@ int convoy__barrier_auto_n(MPI_Comm comm);
 
 /* How many calls this thread's direct kernel ran (src/api/kernel.c; tests). */
 long convoy__kernel_count(void);
+/* Calls the kept one-round message path served in this thread (round.c). */
+long convoy__round_count(void);
 
 /* The algorithm Convoy chose for the last call on comm that it planned ("native": the MPI
  * library's), or NULL if none. For tools that report the default choice. */

@@ -10,7 +10,8 @@
  * in place. A call the MPI library serves is kept too (its rerun is the library's call).
  * A kept call whose schedule runs in step order on the node segment (Barrier node_flags,
  * small Allreduce node_dissem on one node) runs its compiled ops in the direct kernel
- * (kernel.c) instead of the executor.
+ * (kernel.c) instead of the executor; one whose schedule is a single round of messages
+ * (Barrier dissem with n = P - 1) posts them and waits once (round.c).
  *
  * That equal arguments need no new check or plan rests on: every handle is predefined
  * (named datatypes and predefined ops are never freed, so a handle means the same thing
@@ -88,7 +89,9 @@ int convoy__fast_try(MPI_Comm comm, const convoy__call *c, int *rc)
     if (!r) return 0;
     r->sendbuf = from(f->send_from, c, f->send_const);
     r->recvbuf = (void *)from(f->recv_from, c, f->recv_const);
-    *rc = r->kern_ok ? convoy__kernel_run(r) : convoy__req_rerun(r);
+    *rc = r->kern_ok    ? convoy__kernel_run(r)
+          : r->round_ok ? convoy__round_run(r)
+                        : convoy__req_rerun(r);
     convoy_request none = NULL;
     if (*rc || !atomic_compare_exchange_strong_explicit(&f->req, &none, r, memory_order_release,
                                                         memory_order_relaxed))
@@ -167,7 +170,7 @@ int convoy__fast_keep(convoy_request r, const convoy__call *c)
     f->send_const = r->sendbuf;
     f->recv_const = r->recvbuf;
     f->direct = r->native && r->direct && cs->ready;
-    if (!r->native) convoy__kernel_keep(r);
+    if (!r->native && !convoy__kernel_keep(r)) convoy__round_keep(r);
     atomic_store_explicit(&f->req, r, memory_order_release);
     return 1;
 }

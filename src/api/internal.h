@@ -36,7 +36,8 @@ typedef struct convoy__config {
     int native_blocking;       /* CONVOY_NATIVE_BLOCKING: blocking calls the MPI library serves
                                   make its blocking collective (request.c) */
     int kernel;                /* CONVOY_KERNEL (default 1): kept step-order calls run in the
-                                  direct kernel (kernel.c); 0: through the executor */
+                                  direct kernel (kernel.c), kept one-round message calls in
+                                  round.c; 0: both through the executor */
     int nvars;
     const char *vars[CONVOY_CONFIG_VARS]; /* every CONVOY_ entry, "NAME=value" */
     uint64_t gen; /* changes whenever the settings were read again (plan.c's memo) */
@@ -251,6 +252,10 @@ struct convoy_request_s {
      * and whether it holds this request's: a kept call then runs it, not the executor. */
     convoy__kernel *kern;
     int kern_ok;
+    /* The one-round message path's compiled messages (round.c; kept likewise), and whether
+     * they are this request's: a kept call then posts them and waits, not the executor. */
+    struct convoy__round *round;
+    int round_ok;
     int *ivec; /* convoy__req_counts: rcounts and displs copies */
     int64_t ivec_cap;
     int64_t *lvec; /* convoy__req_i64 */
@@ -358,6 +363,28 @@ void convoy__req_progress_others(void);
  * order on the node segment (1: r->kern holds it); runs it (the call's result). */
 int convoy__kernel_keep(convoy_request r);
 int convoy__kernel_run(convoy_request r);
+/* The kept one-round message path (round.c): a schedule whose steps are all sends and
+ * receives of plain blocks in the user's buffers (and copies between them) with no
+ * dependencies, compiled when the
+ * call is kept into the messages the executor would post (1: r->round holds them); runs
+ * them (the call's result). */
+enum { CONVOY_ROUND_MAX = 64 };
+typedef struct convoy__rmsg {
+    int send, buf, count, peer, tag; /* send: 1 send, 0 receive, 2 copy (src to dst); tag:
+                                        the step's (the epoch is the call's) */
+    int64_t off;
+    MPI_Datatype type;
+    convoy__region src, dst; /* a copy's */
+} convoy__rmsg;
+typedef struct convoy__round {
+    int n, tag_shift;
+    convoy__rmsg m[CONVOY_ROUND_MAX];
+} convoy__round;
+int convoy__round_keep(convoy_request r);
+int convoy__round_run(convoy_request r);
+/* Whether the process has started, unfinished nonblocking or persistent Convoy requests
+ * (request.c; a hint read without the list's lock, as the blocking waits read it). */
+int convoy__req_others_pending(void);
 /* Frees the communicator's kept requests (state_free). */
 void convoy__fast_clear(convoy__cstate *cs);
 /* The state of comm if this thread found it before and no state was freed since (NULL:

@@ -75,11 +75,13 @@ static convoy_request pool_take(void)
     if (!r) return calloc(1, sizeof *r);
     const convoy__exec_mem xmem = r->xmem;
     convoy__kernel *kern = r->kern;
+    struct convoy__round *round = r->round;
     int *ivec = r->ivec;
     int64_t *lvec = r->lvec, icap = r->ivec_cap, lcap = r->lvec_cap;
     memset(r, 0, sizeof *r);
     r->xmem = xmem;
     r->kern = kern;
+    r->round = round;
     r->ivec = ivec, r->ivec_cap = icap;
     r->lvec = lvec, r->lvec_cap = lcap;
     return r;
@@ -98,6 +100,7 @@ static void pool_give(convoy_request r)
     if (kept) return;
     free(r->xmem.p);
     free(r->kern);
+    free(r->round);
     free(r->ivec);
     free(r->lvec);
     free(r);
@@ -459,6 +462,11 @@ int convoy__req_progress(convoy_request r, int *done)
 }
 
 static void progress_others(convoy_request self);
+
+int convoy__req_others_pending(void)
+{
+    return atomic_load_explicit(&nlinked, memory_order_relaxed) != 0;
+}
 
 void convoy__req_progress_others(void)
 {

@@ -249,6 +249,9 @@ double convoy__allgatherv_lane_cost(const convoy__args *a, const convoy__machine
 int convoy__allgatherv_hier(const convoy__args *a, convoy__schedule *s);
 int convoy__allgatherv_hier_applicable(const convoy__args *a);
 double convoy__allgatherv_hier_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__allgatherv_direct(const convoy__args *a, convoy__schedule *s);
+int convoy__allgatherv_direct_applicable(const convoy__args *a);
+double convoy__allgatherv_direct_cost(const convoy__args *a, const convoy__machine *m);
 
 /* allreduce */
 int convoy__allreduce_recdbl(const convoy__args *a, convoy__schedule *s);

@@ -36,6 +36,19 @@ int convoy__tag(uint64_t epoch, int block, int step_tag, int shift, int tag_ub)
     return (int)((e << shift) | ((uint64_t)block << STEP_TAG_BITS) | (uint64_t)step_tag);
 }
 
+int convoy__exec_tag_shift(const convoy__schedule *s, int tag_ub)
+{
+    const int blocks = s->tag_blocks > 1 + s->nnested ? s->tag_blocks : 1 + s->nnested;
+    const int bits = tag_bits(tag_ub);
+    int field = bits - STEP_TAG_BITS - 2;
+    field = field > BLOCK_BITS ? BLOCK_BITS : field < 0 ? 0 : field;
+    if (blocks <= (1 << field)) return STEP_TAG_BITS + field;
+    int shift = STEP_TAG_BITS;
+    while ((1 << (shift - STEP_TAG_BITS)) < blocks)
+        shift++;
+    return shift;
+}
+
 static int tag_of(const convoy__exec *x, const convoy__step *st)
 {
     return convoy__tag(x->epoch, x->tag_block, st->tag, x->tag_shift, x->t->tag_ub);
@@ -67,6 +80,13 @@ static int peer_rank(const convoy__exec *x, const convoy__step *st)
         default: return peer;
         }
     }
+}
+
+int convoy__exec_top_peer(const convoy__schedule *s, const convoy__topo *topo, int i)
+{
+    /* (A top-level executor: no parent, its steps' ALL is the operation's communicator.) */
+    const convoy__exec x = {.s = s, .topo = topo, .comm_kind = CONVOY_COMM_ALL};
+    return peer_rank(&x, &s->steps[i]);
 }
 
 static void make_ready(convoy__exec *x, int i)
@@ -292,17 +312,7 @@ static int exec_init(convoy__exec *x, const convoy__schedule *s, const convoy__t
      * of 2^20 or more), fewer under smaller bounds (MPI's minimum 2^15: 3 block and 2 epoch
      * bits). Only a tree of more blocks than the field holds sizes the field by its own
      * schedule (it then shares fewer epoch bits with operations in flight beside it). */
-    const int blocks = s->tag_blocks > 1 + s->nnested ? s->tag_blocks : 1 + s->nnested;
-    const int bits = tag_bits(t->tag_ub);
-    int field = bits - STEP_TAG_BITS - 2;
-    field = field > BLOCK_BITS ? BLOCK_BITS : field < 0 ? 0 : field;
-    if (blocks <= (1 << field)) {
-        x->tag_shift = STEP_TAG_BITS + field;
-    } else {
-        x->tag_shift = STEP_TAG_BITS;
-        while ((1 << (x->tag_shift - STEP_TAG_BITS)) < blocks)
-            x->tag_shift++;
-    }
+    x->tag_shift = convoy__exec_tag_shift(s, t->tag_ub);
     x->base[CONVOY_BUF_SEND] = (void *)sendbuf;
     x->base[CONVOY_BUF_RECV] = recvbuf;
     /* An alternating operation's data lives in the half of the data area its parity names

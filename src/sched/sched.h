@@ -282,6 +282,13 @@ typedef struct convoy__exec {
 /* Tag of a step: its step tag, in the tag block of its (nested) schedule, with the
  * operation's epoch in the bits above `shift` that the communicator's tag bound allows. */
 int convoy__tag(uint64_t epoch, int block, int step_tag, int shift, int tag_ub);
+/* What a top-level executor of s uses for its messages (exec.c), for the kept one-round
+ * message path (src/api/round.c), which posts the same messages without an executor: the
+ * shift of the epoch in its tags (the tag of step i at epoch e is
+ * convoy__tag(e, 0, s->steps[i].tag, shift, tag_ub)), and step i's peer rank in the
+ * operation's communicator (-1: none). */
+int convoy__exec_tag_shift(const convoy__schedule *s, int tag_ub);
+int convoy__exec_top_peer(const convoy__schedule *s, const convoy__topo *topo, int i);
 
 /* sendbuf/recvbuf: the user's buffers (sendbuf may be NULL for MPI_IN_PLACE builders).
  * epoch: the operation's number on its communicator (same on all ranks). */

@@ -69,6 +69,13 @@ const convoy__algo convoy__algos[] = {
      .applicable = convoy__allgatherv_hier_applicable,
      .cost = convoy__allgatherv_hier_cost,
      .props = CONVOY_ALGO_REPRODUCIBLE},
+    {.coll = CONVOY_COLL_ALLGATHERV,
+     .also = CONVOY_COLL_ALLGATHER,
+     .name = "direct",
+     .build = convoy__allgatherv_direct,
+     .applicable = convoy__allgatherv_direct_applicable,
+     .cost = convoy__allgatherv_direct_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE},
 
     /* allreduce */
     {.coll = CONVOY_COLL_ALLREDUCE,

@@ -16,6 +16,9 @@
  * with CONVOY_KERNEL=0 none (the executor), results equal to native and no allocation
  * either way.
  *
+ * The kept one-round message path (src/api/round.c): a one-round Barrier dissem runs
+ * there on every repeated call, a several-round one and CONVOY_KERNEL=0 never.
+ *
  * Settings are read once (src/api/config.c): setenv and unsetenv between calls must still
  * be seen (the environment snapshot), an in-place edit of a putenv'd string only after
  * convoy_config_refresh().
@@ -427,6 +430,82 @@ static void check_kernel_off(const int *in, int *out, int *ref, int one_node)
              "CONVOY_KERNEL unset again: the kernel runs where it applies", detail);
 }
 
+/* The kept one-round message path (src/api/round.c): a repeated Barrier `dissem` with
+ * n = P - 1 (one round: every rank sends to all others) runs there on every call, also with
+ * a nonblocking Allreduce pending (which it must progress: its result equals native); with
+ * n = 1 on more than two processes (several rounds, each depending on the last) and with
+ * CONVOY_KERNEL=0 never. No allocation in any of them. */
+static void check_round(int rank, int size, const int *in, int *out, int *ref)
+{
+    if (size < 3 || size > 8) return; /* (n = P - 1 within dissem's 1..7; n = 1 has rounds) */
+    char n[16], what[160], detail[160];
+    snprintf(n, sizeof n, "%d", size - 1);
+    setenv("CONVOY_BARRIER_ALGO", "dissem", 1);
+    const struct {
+        const char *n, *kernel;
+        int pending, expect;
+    } cases[] = {{n, NULL, 0, 1}, {n, NULL, 1, 1}, {"1", NULL, 0, 0}, {n, "0", 0, 0}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        setenv("CONVOY_DISSEM_N", cases[c].n, 1);
+        if (cases[c].kernel) setenv("CONVOY_KERNEL", cases[c].kernel, 1);
+        convoy_request q = CONVOY_REQUEST_NULL;
+        out[0] = -1;
+        if (cases[c].pending) convoy_Iallreduce(in, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q);
+        for (int i = 0; i < WARMUP; i++)
+            convoy_Barrier(MPI_COMM_WORLD);
+        const long r0 = convoy__round_count();
+        own_allocs = 0;
+        counting = 1;
+        for (int i = 0; i < REPS; i++)
+            convoy_Barrier(MPI_COMM_WORLD);
+        counting = 0;
+        const long runs = convoy__round_count() - r0;
+        const char *algo = convoy__comm_last_algo(MPI_COMM_WORLD);
+        int ok = runs == (cases[c].expect ? REPS : 0) && own_allocs == 0 && !strcmp(algo, "dissem");
+        if (cases[c].pending) {
+            convoy_wait(&q);
+            PMPI_Allreduce(in, ref, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+            ok = ok && out[0] == ref[0];
+        }
+        snprintf(what, sizeof what, "Barrier dissem n = %s%s%s: %s one-round path", cases[c].n,
+                 cases[c].pending ? ", an Iallreduce pending" : "",
+                 cases[c].kernel ? ", CONVOY_KERNEL=0" : "",
+                 cases[c].expect ? "all in the" : "none in the");
+        snprintf(detail, sizeof detail, "%ld of %d in the one-round path (%s), %ld allocations%s",
+                 runs, REPS, algo, own_allocs,
+                 cases[c].pending ? (out[0] == ref[0] ? ", Iallreduce equal to native"
+                                                      : ", Iallreduce DIFFERENT from native")
+                                  : "");
+        if (rank == 0) printf("%s: %s\n", what, detail);
+        tc_check(MPI_COMM_WORLD, ok, what, detail);
+        unsetenv("CONVOY_KERNEL");
+    }
+    unsetenv("CONVOY_DISSEM_N");
+    unsetenv("CONVOY_BARRIER_ALGO");
+    /* Allgather direct (one round with a copy): every repeat there, its result native's. */
+    setenv("CONVOY_ALLGATHER_ALGO", "direct", 1);
+    for (int i = 0; i < WARMUP; i++)
+        convoy_Allgather(in, 3, MPI_INT, out, 3, MPI_INT, MPI_COMM_WORLD);
+    const long r0 = convoy__round_count();
+    own_allocs = 0;
+    counting = 1;
+    for (int i = 0; i < REPS; i++) {
+        if (i == REPS - 1) memset(out, 0xff, (size_t)(3 * size) * sizeof *out);
+        convoy_Allgather(in, 3, MPI_INT, out, 3, MPI_INT, MPI_COMM_WORLD);
+    }
+    counting = 0;
+    const long runs = convoy__round_count() - r0;
+    const char *algo = convoy__comm_last_algo(MPI_COMM_WORLD);
+    PMPI_Allgather(in, 3, MPI_INT, ref, 3, MPI_INT, MPI_COMM_WORLD);
+    const int same = !memcmp(out, ref, (size_t)(3 * size) * sizeof *out);
+    snprintf(detail, sizeof detail, "%ld of %d in the one-round path (%s), %ld allocations, %s",
+             runs, REPS, algo, own_allocs, same ? "equal to native" : "DIFFERENT from native");
+    if (rank == 0) printf("Allgather direct 3 ints: %s\n", detail);
+    tc_check(MPI_COMM_WORLD, runs == REPS && own_allocs == 0 && same && !strcmp(algo, "direct"),
+             "Allgather direct of 3 ints: all in the one-round path, equal to native", detail);
+    unsetenv("CONVOY_ALLGATHER_ALGO");
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -485,6 +564,7 @@ int main(int argc, char **argv)
     if (one_node && size > 1 && rank == 0)
         printf("%d cells on one node chose node_flags or node_dissem\n", kernel_cells);
     check_kernel_off(in, out, ref, one_node);
+    check_round(rank, size, in, out, ref);
     check_settings(in, out);
     check_repeats(rank, size);
     /* Forced to the MPI library, through its nonblocking collective and under

@@ -1,0 +1,212 @@
+/*
+ * The kept one-round message path (src/api/round.c) posts, without an executor, the
+ * messages the executor posts for the same schedule: each step's peer from
+ * convoy__exec_top_peer and its tag from convoy__tag with convoy__exec_tag_shift. Checked
+ * against the executor itself, run over a recording transport: for Barrier dissem with
+ * every n = 1..min(7, P - 1) on P = 2..9 processes (2 per node), every rank, several epochs
+ * and tag bounds, each message step's peer and tag as the executor posted it; and where the
+ * schedule is one round (no step depends on another, which round.c requires), that the
+ * executor posts every step at its start, in step order; the same for Allgatherv direct
+ * (a copy among the messages) on P = 1..8, in place and not, with empty blocks.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "sched/sched.h"
+#include "select/select.h"
+#include "unit.h"
+
+enum { MAXS = 256 };
+
+typedef struct rec {
+    convoy__exec *x;
+    int n, order[MAXS], peer[MAXS], tag[MAXS], posted_at_start;
+} rec;
+
+static int post(void *ctx, int peer, int tag, void **req)
+{
+    rec *r = ctx;
+    const int i = (int)(req - r->x->req);
+    if (i < 0 || i >= MAXS || r->n >= MAXS) return CONVOY_ERR_INTERN;
+    r->order[r->n++] = i;
+    r->peer[i] = peer;
+    r->tag[i] = tag;
+    *req = NULL;
+    return 0;
+}
+
+static int isend(void *ctx, int peer, int tag, const void *buf, int64_t count, int tslot,
+                 void **req)
+{
+    (void)buf, (void)count, (void)tslot;
+    return post(ctx, peer, tag, req);
+}
+
+static int irecv(void *ctx, int peer, int tag, void *buf, int64_t count, int tslot, void **req)
+{
+    (void)buf, (void)count, (void)tslot;
+    return post(ctx, peer, tag, req);
+}
+
+static int test(void *ctx, void **req, int *done)
+{
+    (void)ctx, (void)req;
+    *done = 1;
+    return 0;
+}
+
+static void cancel(void *ctx, void **req)
+{
+    (void)ctx, (void)req;
+}
+
+static int copy(void *ctx, const void *src, int64_t scount, int stslot, void *dst, int64_t dcount,
+                int dtslot)
+{
+    (void)src, (void)scount, (void)stslot, (void)dst, (void)dcount, (void)dtslot;
+    rec *r = ctx;
+    if (r->n >= MAXS) return CONVOY_ERR_INTERN;
+    r->order[r->n++] = -1; /* (a copy: no request slot to name its step) */
+    return 0;
+}
+
+/* Runs s's executor over the recording transport at every epoch and tag bound below and
+ * compares each message step's peer and tag with what round.c computes; for a schedule
+ * without dependencies, that every step ran or was posted at start in step order. */
+static void compare(const char *what, const convoy__schedule *s, const convoy__topo *topo)
+{
+    static const int bounds[] = {32767, (1 << 23) - 1, INT32_MAX};
+    int one_round = s->nsteps > 0 && s->nchildren == 0;
+    for (int i = 0; i < s->nsteps; i++)
+        one_round = one_round && s->steps[i].ndeps == 0;
+    for (size_t b = 0; b < sizeof bounds / sizeof *bounds; b++)
+        for (uint64_t epoch = 0; epoch < 40000; epoch += 9973) {
+            convoy__exec x;
+            rec r = {.x = &x};
+            convoy__transport t = {.ctx = &r,
+                                   .tag_ub = bounds[b],
+                                   .isend = isend,
+                                   .irecv = irecv,
+                                   .test = test,
+                                   .cancel = cancel,
+                                   .copy = copy};
+            int done = 0, rc = convoy__exec_start(&x, s, &t, topo, NULL, NULL, epoch);
+            r.posted_at_start = -1;
+            for (int k = 0; !rc && !done && k < 4 * MAXS; k++) {
+                rc = convoy__exec_progress(&x, &done);
+                if (r.posted_at_start < 0) r.posted_at_start = r.n;
+            }
+            EXPECT(!rc && done, "%s: the executor ran", what);
+            const int shift = convoy__exec_tag_shift(s, bounds[b]);
+            int same = r.n == s->nsteps;
+            for (int i = 0; i < s->nsteps && same; i++) {
+                const convoy__step *st = &s->steps[i];
+                if (st->kind != CONVOY_STEP_SEND && st->kind != CONVOY_STEP_RECV) continue;
+                same = r.peer[i] == convoy__exec_top_peer(s, topo, i) &&
+                       r.tag[i] == convoy__tag(epoch, 0, st->tag, shift, bounds[b]);
+            }
+            EXPECT(same, "%s bound %d epoch %llu: peers and tags", what, bounds[b],
+                   (unsigned long long)epoch);
+            if (one_round) {
+                int in_order = r.posted_at_start == s->nsteps;
+                for (int i = 0; i < s->nsteps && in_order; i++)
+                    in_order = r.order[i] == (s->steps[i].kind == CONVOY_STEP_COPY ? -1 : i);
+                EXPECT(in_order, "%s: all steps at start in step order", what);
+            }
+            convoy__exec_free(&x);
+        }
+}
+
+/* Allgatherv direct on P ranks with block sizes from a pattern (zeros included), in place
+ * and not: one round (a copy and messages, no dependency), checked like the Barrier. */
+static void allgatherv_direct(void)
+{
+    const convoy__algo *al = convoy__algo_find(CONVOY_COLL_ALLGATHERV, "direct");
+    EXPECT(al != NULL, "Allgatherv direct is registered");
+    if (!al) return;
+    for (int p = 1; p <= 8; p++) {
+        int64_t ids[8], rc[8], dp[8], sum = 0;
+        for (int i = 0; i < p; i++) {
+            ids[i] = i / 2;
+            rc[i] = (i * 7 + p) % 4; /* 0..3 elements */
+            dp[i] = sum;
+            sum += rc[i];
+        }
+        for (int me = 0; me < p; me++)
+            for (int inplace = 0; inplace < 2; inplace++) {
+                convoy__topo topo;
+                if (convoy__topo_from_ids(&topo, p, me, ids)) continue;
+                convoy__args a;
+                memset(&a, 0, sizeof a);
+                a.coll = CONVOY_COLL_ALLGATHERV;
+                a.topo = &topo;
+                a.count = rc[me];
+                a.rcounts = rc;
+                a.displs = dp;
+                a.stype = a.rtype = (convoy__dtype){4, 4, 0, 4};
+                a.inplace = inplace;
+                convoy__machine_builtin(&a.machine);
+                convoy__schedule s;
+                convoy__sched_init(&s);
+                const int brc = al->build(&a, &s);
+                int deps = 0;
+                for (int i = 0; i < s.nsteps; i++)
+                    deps += s.steps[i].ndeps;
+                char what[96];
+                snprintf(what, sizeof what, "allgatherv direct P %d rank %d inplace %d", p, me,
+                         inplace);
+                EXPECT(brc == 0 && !s.err && deps == 0, "%s: built, one round", what);
+                if (!brc) compare(what, &s, &topo);
+                convoy__sched_free(&s);
+                convoy__topo_free(&topo);
+            }
+    }
+}
+
+int main(void)
+{
+    const convoy__algo *al = convoy__algo_find(CONVOY_COLL_BARRIER, "dissem");
+    EXPECT(al != NULL, "Barrier dissem is registered");
+    if (!al) return unit_done();
+    for (int p = 2; p <= 9; p++) {
+        int64_t ids[9];
+        for (int i = 0; i < p; i++)
+            ids[i] = i / 2;
+        for (int n = 1; n <= 7 && n <= p - 1; n++)
+            for (int me = 0; me < p; me++) {
+                convoy__topo topo;
+                if (convoy__topo_from_ids(&topo, p, me, ids)) {
+                    EXPECT(0, "topology of %d ranks", p);
+                    continue;
+                }
+                convoy__args a;
+                memset(&a, 0, sizeof a);
+                a.coll = CONVOY_COLL_BARRIER;
+                a.topo = &topo;
+                convoy__machine_builtin(&a.machine);
+                a.nparams = 1;
+                strcpy(a.params[0].name, "CONVOY_DISSEM_N");
+                a.params[0].value = n;
+                convoy__schedule s;
+                convoy__sched_init(&s);
+                const int brc = al->build(&a, &s);
+                EXPECT(brc == 0 && !s.err && s.nsteps <= MAXS, "P %d n %d rank %d: built", p, n,
+                       me);
+                int one_round = s.nsteps > 0 && s.nchildren == 0;
+                for (int i = 0; i < s.nsteps; i++)
+                    one_round = one_round && s.steps[i].ndeps == 0;
+                EXPECT(one_round == (n >= p - 1), "P %d n %d: one round iff n = P - 1 (%d)", p, n,
+                       one_round);
+                char what[64];
+                snprintf(what, sizeof what, "barrier dissem P %d n %d rank %d", p, n, me);
+                if (!brc) compare(what, &s, &topo);
+                convoy__sched_free(&s);
+                convoy__topo_free(&topo);
+            }
+    }
+    allgatherv_direct();
+    return unit_done();
+}
