@@ -41,12 +41,14 @@ long convoy__round_count(void)
     return runs;
 }
 
+#ifndef CONVOY_SIMGRID
 /* A region the path addresses: one block of the user's buffers. */
 static int plain(const convoy__region *g)
 {
     return g->nblk <= 1 && (g->buf == CONVOY_BUF_SEND || g->buf == CONVOY_BUF_RECV) &&
            g->count >= 0 && g->tslot < CONVOY_NTSLOT;
 }
+#endif
 
 int convoy__round_keep(convoy_request r)
 {
