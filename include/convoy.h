@@ -43,8 +43,10 @@
  * CONVOY_SCAN_BLOCK=elements sets the block of the pipelined Scan/Exscan (`linear`).
  * CONVOY_CMA=0 forbids single copies between processes of a node by cross-memory attach
  * (process_vm_readv; used where the setup's probe finds it permitted, said under
- * CONVOY_VERBOSE=1); CONVOY_ALLGATHERV_CMA_MIN=bytes is the smallest Allgatherv result that
- * uses it (default 4 MiB).
+ * CONVOY_VERBOSE=1; by default Allgatherv node_segment and Allreduce node_ring use it where
+ * their cost models, with the read rate the setup measures, say it pays);
+ * CONVOY_ALLGATHERV_CMA_MIN=bytes (the Allgatherv result) and CONVOY_ALLREDUCE_CMA_MIN=bytes
+ * (the Allreduce vector) force it from that size on.
  * SimGrid builds (make sim): CONVOY_SIM_COPY_BW and CONVOY_SIM_REDUCE_BW (bytes/s) charge
  * copies and reductions simulated time, CONVOY_NODE_OF_HOST=regex makes a node of several
  * simulated hosts, CONVOY_SIM_POLL (s) bounds a polling wait.

@@ -24,6 +24,9 @@ int convoy__run_schedule(const convoy__schedule *s, const void *sendbuf, MPI_Dat
  * comm's state if it has none (then blocking, collective). */
 int convoy__barrier_auto_n(MPI_Comm comm);
 
+/* How many calls this thread's direct kernel ran (src/api/kernel.c; tests). */
+long convoy__kernel_count(void);
+
 /* The algorithm Convoy chose for the last call on comm that it planned ("native": the MPI
  * library's), or NULL if none. For tools that report the default choice. */
 const char *convoy__comm_last_algo(MPI_Comm comm);

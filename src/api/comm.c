@@ -160,15 +160,23 @@ static int64_t env_bytes(const char *name, int64_t def)
  * all take the same path: past the cap, the algorithms that need a segment are not
  * chosen). Blocking, collective. */
 /* The wait policy from this host's processes of comm (a real node, whatever CONVOY_PPN
- * says) and its cores. Blocking, collective. */
+ * says) and the CPUs they may run on together (the union of their affinity masks).
+ * Blocking, collective. */
 static int set_wait_policy(convoy__cstate *cs)
 {
     MPI_Comm host;
     int rc = PMPI_Comm_split_type(cs->priv, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host), n = 1;
     if (rc) return rc;
-    PMPI_Comm_size(host, &n);
+    unsigned long mine[CONVOY_CPU_WORDS], all[CONVOY_CPU_WORDS];
+    convoy__host_cpu_mask(mine);
+    rc = PMPI_Comm_size(host, &n);
+    if (!rc) rc = PMPI_Allreduce(mine, all, CONVOY_CPU_WORDS, MPI_UNSIGNED_LONG, MPI_BOR, host);
     PMPI_Comm_free(&host);
-    convoy__wait_policy(n);
+    if (rc) return rc;
+    int cpus = 0;
+    for (int i = 0; i < CONVOY_CPU_WORDS; i++)
+        cpus += __builtin_popcountl(all[i]);
+    convoy__wait_policy(n, cpus);
     return 0;
 }
 

@@ -30,6 +30,7 @@ void convoy__config_read(convoy__config *c)
     c->alpha = c->beta = c->gamma = -1;
     c->native_candidate = convoy__native_candidate_default;
     c->native_blocking = convoy__native_blocking_fixed > 0;
+    c->kernel = 1;
     for (char **e = environ; e && *e; e++) {
         const char *s = *e;
         if (strncmp(s, "CONVOY_", 7) != 0) continue;
@@ -58,6 +59,8 @@ void convoy__config_read(convoy__config *c)
             c->native_candidate = *v && strcmp(v, "0") != 0;
         else if (IS("NATIVE_BLOCKING") && convoy__native_blocking_fixed < 0)
             c->native_blocking = *v && strcmp(v, "0") != 0;
+        else if (IS("KERNEL"))
+            c->kernel = strcmp(v, "0") != 0;
         else if (IS("TUNING_FILE"))
             c->tuning_file = *v ? v : NULL;
         else if (n > 5 && memcmp(name + n - 5, "_ALGO", 5) == 0) {

@@ -8,6 +8,9 @@
  * arguments — compared before anything else, as the caller passed them — runs the kept
  * schedule again: the transport, the executor's memory and the count vectors are already
  * in place. A call the MPI library serves is kept too (its rerun is the library's call).
+ * A kept call whose schedule runs in step order on the node segment (Barrier node_flags,
+ * small Allreduce node_dissem on one node) runs its compiled ops in the direct kernel
+ * (kernel.c) instead of the executor.
  *
  * That equal arguments need no new check or plan rests on: every handle is predefined
  * (named datatypes and predefined ops are never freed, so a handle means the same thing
@@ -85,7 +88,7 @@ int convoy__fast_try(MPI_Comm comm, const convoy__call *c, int *rc)
     if (!r) return 0;
     r->sendbuf = from(f->send_from, c, f->send_const);
     r->recvbuf = (void *)from(f->recv_from, c, f->recv_const);
-    *rc = convoy__req_rerun(r);
+    *rc = r->kern_ok ? convoy__kernel_run(r) : convoy__req_rerun(r);
     convoy_request none = NULL;
     if (*rc || !atomic_compare_exchange_strong_explicit(&f->req, &none, r, memory_order_release,
                                                         memory_order_relaxed))
@@ -164,6 +167,7 @@ int convoy__fast_keep(convoy_request r, const convoy__call *c)
     f->send_const = r->sendbuf;
     f->recv_const = r->recvbuf;
     f->direct = r->native && r->direct && cs->ready;
+    if (!r->native) convoy__kernel_keep(r);
     atomic_store_explicit(&f->req, r, memory_order_release);
     return 1;
 }

@@ -35,6 +35,8 @@ typedef struct convoy__config {
     const char *tuning_file;   /* CONVOY_TUNING_FILE, or NULL */
     int native_blocking;       /* CONVOY_NATIVE_BLOCKING: blocking calls the MPI library serves
                                   make its blocking collective (request.c) */
+    int kernel;                /* CONVOY_KERNEL (default 1): kept step-order calls run in the
+                                  direct kernel (kernel.c); 0: through the executor */
     int nvars;
     const char *vars[CONVOY_CONFIG_VARS]; /* every CONVOY_ entry, "NAME=value" */
     uint64_t gen; /* changes whenever the settings were read again (plan.c's memo) */
@@ -51,7 +53,7 @@ void convoy__config_current(convoy__config *c);
 const char *convoy__config_get(const convoy__config *c, const char *name);
 
 /* The machine parameters as the nonblocking setup carries them (machine.c). */
-enum { CONVOY_MACHINE_KEYS = 10 };
+enum { CONVOY_MACHINE_KEYS = 11 };
 
 /* One cached schedule, keyed by everything a builder reads (values, never handles, so a
  * freed and reused datatype or op handle cannot hit a stale entry). */
@@ -245,6 +247,10 @@ struct convoy_request_s {
     /* Kept when the request goes back to the pool (request.c), so that repeated blocking
      * calls allocate nothing: the executor's block and scratch, and the count vectors. */
     convoy__exec_mem xmem;
+    /* The direct kernel's compiled schedule (kernel.c; kept with the request's memory too),
+     * and whether it holds this request's: a kept call then runs it, not the executor. */
+    convoy__kernel *kern;
+    int kern_ok;
     int *ivec; /* convoy__req_counts: rcounts and displs copies */
     int64_t ivec_cap;
     int64_t *lvec; /* convoy__req_i64 */
@@ -341,6 +347,17 @@ int convoy__fast_try(MPI_Comm comm, const convoy__call *c, int *rc);
 int convoy__fast_keep(convoy_request r, const convoy__call *c);
 /* A kept request's rerun (request.c): start, wait, outcome. */
 int convoy__req_rerun(convoy_request r);
+/* The rerun's parts the direct kernel shares (request.c): the segment number in call order
+ * and whether it alternates; the outcome of a finished blocking call (CONVOY_STATS, the
+ * communicator's last algorithm); progress of the process's other unfinished requests
+ * (nothing when there are none). */
+void convoy__req_take_seq(convoy_request r);
+void convoy__req_note_outcome(convoy_request r);
+void convoy__req_progress_others(void);
+/* The direct kernel (kernel.c): compiles a kept request's schedule if it runs in step
+ * order on the node segment (1: r->kern holds it); runs it (the call's result). */
+int convoy__kernel_keep(convoy_request r);
+int convoy__kernel_run(convoy_request r);
 /* Frees the communicator's kept requests (state_free). */
 void convoy__fast_clear(convoy__cstate *cs);
 /* The state of comm if this thread found it before and no state was freed since (NULL:

@@ -14,7 +14,8 @@
  * every round of a Convoy schedule pays it); SMPI charges a nonblocking send a per-byte
  * injection cost that a blocking rendezvous send does not pay (a 256 KiB Isend between
  * two simulated Hydra nodes takes 55 us, a blocking ping-pong's half round trip 22). gamma
- * is rank 0's fastest MPI_Reduce_local (SUM of doubles) per byte; the overhead is
+ * is rank 0's fastest MPI_Reduce_local (SUM of doubles) per byte, cma its fastest
+ * process_vm_readv of its own PROBE_BYTES per byte (0 where not permitted); the overhead is
  * Convoy's per-call work on a repeated call (measure_overhead: the path src/api/fast.c
  * takes). Minimum times, not means: the model wants the machine,
  * not the noise of a loaded host. Rank 0 broadcasts the values, so all ranks of the communicator
@@ -256,6 +257,9 @@ static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
             if (t < g) g = t;
         }
         m->gamma = g / PROBE_BYTES > 0 ? g / PROBE_BYTES : 1e-12;
+        /* Cross-memory attach's rate: a read of this process's own pages takes the same
+         * path through the kernel as a peer's (pin, map, copy page by page). */
+        m->cma = convoy__shm_cma_rate(x, x + REDUCE_DOUBLES, PROBE_BYTES, PROBE_REPS);
         m->overhead = measure_overhead();
     }
     /* Every rank takes part in the levels (the concurrent lanes need a common start). A
@@ -298,7 +302,7 @@ static void machine_pack(const convoy__machine *m, double *v)
 {
     v[1] = m->alpha, v[2] = m->beta, v[3] = m->gamma, v[4] = m->overhead;
     v[5] = m->alpha_node, v[6] = m->beta_node, v[7] = m->beta_nic, v[8] = m->alpha_native;
-    v[9] = m->flag;
+    v[9] = m->flag, v[10] = m->cma;
 }
 
 static convoy__machine machine_unpack(const double *v)
@@ -311,7 +315,8 @@ static convoy__machine machine_unpack(const double *v)
                              .beta_node = v[6],
                              .beta_nic = v[7],
                              .alpha_native = v[8],
-                             .flag = v[9]};
+                             .flag = v[9],
+                             .cma = v[10]};
 }
 
 int convoy__machine_agree(convoy__cstate *cs)

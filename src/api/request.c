@@ -74,10 +74,12 @@ static convoy_request pool_take(void)
     }
     if (!r) return calloc(1, sizeof *r);
     const convoy__exec_mem xmem = r->xmem;
+    convoy__kernel *kern = r->kern;
     int *ivec = r->ivec;
     int64_t *lvec = r->lvec, icap = r->ivec_cap, lcap = r->lvec_cap;
     memset(r, 0, sizeof *r);
     r->xmem = xmem;
+    r->kern = kern;
     r->ivec = ivec, r->ivec_cap = icap;
     r->lvec = lvec, r->lvec_cap = lcap;
     return r;
@@ -95,6 +97,7 @@ static void pool_give(convoy_request r)
     pthread_mutex_unlock(&pool_lock);
     if (kept) return;
     free(r->xmem.p);
+    free(r->kern);
     free(r->ivec);
     free(r->lvec);
     free(r);
@@ -150,6 +153,11 @@ static void take_seq(convoy_request r, const convoy__schedule *s)
         s && s->shm_alt && r->nagree == 0 && cs->shm && s->shm_bytes <= convoy__shm_half(cs->shm);
     r->shm_prev_alt = cs->shm_last_alt;
     cs->shm_last_alt = r->shm_alt;
+}
+
+void convoy__req_take_seq(convoy_request r)
+{
+    take_seq(r, &r->entry->sched);
 }
 
 static void set_alt(convoy_request r)
@@ -343,6 +351,14 @@ int convoy__req_rerun(convoy_request r)
         r->running = rc == 0;
     }
     if (!rc) rc = convoy__req_wait(r);
+    convoy__req_note_outcome(r);
+    r->active = 0;
+    return rc;
+}
+
+void convoy__req_note_outcome(convoy_request r)
+{
+    convoy__cstate *cs = r->cs;
     convoy__req_outcome(r, &last_algo, &last_why);
     const char *name = r->algo && !r->native ? r->algo->name : "native";
     if (cs->last_algo != name) {
@@ -350,8 +366,6 @@ int convoy__req_rerun(convoy_request r)
         cs->last_algo = name;
         pthread_mutex_unlock(&cs->lock);
     }
-    r->active = 0;
-    return rc;
 }
 
 /* One step of progress on r, whose lock the caller holds. On completion the outcome is
@@ -442,6 +456,13 @@ int convoy__req_progress(convoy_request r, int *done)
     }
     pthread_mutex_unlock(&r->lock);
     return rc;
+}
+
+static void progress_others(convoy_request self);
+
+void convoy__req_progress_others(void)
+{
+    progress_others(NULL);
 }
 
 /* Runs the executors of the other active requests (skipped if another thread is at it). */

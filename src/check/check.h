@@ -131,6 +131,12 @@ extern const int convoy__check_nextra_algos;
 /* Registry first, then the checker's extras. */
 const convoy__algo *convoy__check_algo_find(int coll, const char *name);
 
+/* convoy-check --kernel: replaces each rank's schedule that the direct kernel would run
+ * (convoy__kernel_compile with the case's types) by the schedule the kernel's compiled
+ * form is (convoy__kernel_schedule), so the checker proves what the kernel does. Returns
+ * 1 if it replaced the schedule, 0 if the kernel does not apply to it, < 0 on error. */
+int convoy__check_kernel_mutator(void *ctx, const convoy__args *a, convoy__schedule *s);
+
 /* --- the mutation suite ------------------------------------------------------------- */
 
 typedef struct convoy__check_mutation {

@@ -86,6 +86,11 @@ static void usage(FILE *f)
             "                        inter-node messages in one round (nm: nodes x largest\n"
             "                        node)\n"
             "  --verbose             one line per case with its statistics\n"
+            "  --kernel              check the direct kernel's schedule (src/sched/kernel.c)\n"
+            "                        instead of the builder's wherever the kernel applies\n"
+            "  --expect-kernel       --kernel, and a case on one node where the kernel does\n"
+            "                        not apply on every rank fails\n"
+
             "  --list                print every registered algorithm: <coll> <algo> <params>\n"
             "  --dissem-table        for every P of --procs and n = 1..7 (or --param\n"
             "                        CONVOY_DISSEM_N=n): the n-way dissemination Allreduce's\n"
@@ -225,6 +230,8 @@ typedef struct opts {
     int64_t base, shm_bytes;
     int cma;
     int seeds, seed, ops, stats, verbose, smp_check, dissem_table;
+    int kernel;    /* --kernel: prove the direct kernel's schedule where it applies; 2:
+                      --expect-kernel, it must apply on every rank of a one-node case */
     double spread; /* --assert-inter-spread (0: off) */
     int expect_busy;
     int64_t expect_inflight; /* 0: none, -1: nodes x largest node */
@@ -239,6 +246,7 @@ typedef struct opts {
 
 typedef struct tally {
     long passed, failed, skipped;
+    long kernel; /* --kernel: cases in which every rank ran the kernel's schedule */
 } tally;
 
 static int is_rooted(int coll)
@@ -601,6 +609,14 @@ static void run_case(convoy__check_case *c, const opts *o, const convoy__check_m
         t->failed++;
         return;
     }
+    if (o->kernel == 2 && res.st.nnodes == 1 && res.mutated != c->procs) {
+        /* (One node: the step-order schedules the kernel is for.) */
+        printf("FAIL %s: the direct kernel compiled on %d of %d ranks of one node\n", name,
+               res.mutated, c->procs);
+        t->failed++;
+        return;
+    }
+    t->kernel += o->kernel && res.mutated == c->procs;
     if (o->spread > 0 && regular_data(c)) {
         /* Rooted collectives and the prefix reductions: within a node (a tree's root and
          * leaves, a prefix chain's first and last node differ by design; what the full-lane
@@ -665,6 +681,7 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
     c.cma = o->cma;
     c.ops = o->ops;
     c.smp_check = o->smp_check;
+    if (o->kernel && !mut) c.mutate = convoy__check_kernel_mutator;
     c.nparams = o->nparams;
     memcpy(c.params, o->params, sizeof c.params);
     c.modes = 0;
@@ -826,7 +843,7 @@ int main(int argc, char **argv)
     opts o;
     memset(&o, 0, sizeof o);
     int rc = 2, list = 0;
-    tally t = {0, 0, 0};
+    tally t = {0, 0, 0, 0};
     agg *aggs = NULL;
     int naggs = 0;
     o.base = 5;
@@ -865,6 +882,9 @@ int main(int argc, char **argv)
             takes = 0;
         } else if (!strcmp(a, "--smp-check")) {
             o.smp_check = 1;
+            takes = 0;
+        } else if (!strcmp(a, "--kernel") || !strcmp(a, "--expect-kernel")) {
+            o.kernel = !strcmp(a, "--kernel") && o.kernel < 2 ? 1 : 2;
             takes = 0;
         } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
             o.verbose = o.stats = 1;
@@ -1109,6 +1129,7 @@ int main(int argc, char **argv)
         rc = 1;
         goto cleanup;
     }
+    if (o.kernel) printf("%ld cases ran the direct kernel's schedule on every rank\n", t.kernel);
     printf("%ld passed, %ld failed\n", t.passed, t.failed);
     rc = t.failed ? 1 : 0;
 cleanup:

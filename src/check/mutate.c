@@ -9,6 +9,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* --- the direct kernel's schedule (--kernel) ------------------------------------------ */
+
+/* Contiguity of a type as the MPI transport judges it (transport_mpi.c describe). */
+static int type_contig(const convoy__dtype *t)
+{
+    return t->size == t->extent && t->true_lb == 0 && t->true_extent == t->size;
+}
+
+int convoy__check_kernel_mutator(void *ctx, const convoy__args *a, convoy__schedule *s)
+{
+    (void)ctx;
+    const int64_t size[CONVOY_NTSLOT] = {a->stype.size, a->rtype.size, 1};
+    const int contig[CONVOY_NTSLOT] = {type_contig(&a->stype), type_contig(&a->rtype), 1};
+    convoy__kernel *k = malloc(sizeof *k);
+    if (!k) return CONVOY_ERR_NO_MEM;
+    int rc = convoy__kernel_compile(s, size, contig, k);
+    if (rc == 1) {
+        convoy__schedule ks;
+        convoy__sched_init(&ks);
+        if (convoy__kernel_schedule(k, &ks)) {
+            rc = CONVOY_ERR_NO_MEM;
+            convoy__sched_free(&ks);
+        } else {
+            convoy__sched_free(s);
+            *s = ks;
+        }
+    }
+    free(k);
+    return rc;
+}
+
 /* --- schedule surgery ---------------------------------------------------------------- */
 
 static int readd(convoy__schedule *ns, const convoy__schedule *s, const convoy__step *st, int nd,

@@ -69,6 +69,12 @@ typedef struct convoy__machine {
      * ping-pong of rank 0 and its node neighbour under the executor's wait policy); 0:
      * unmeasured (convoy__flag_cost then estimates it from alpha). */
     double flag;
+    /* Seconds per byte that cross-memory attach (process_vm_readv) moves, as measured at
+     * setup (machine.c: rank 0 reading its own PROBE_BYTES); 0: unmeasured or not
+     * permitted. The single-copy variants' models charge their reads at it: a read pins
+     * and maps the peer's pages one by one, which on some hosts costs several memcpys (a
+     * virtual machine whose page tables the hypervisor shadows: 8 GB/s against 40-170). */
+    double cma;
 } convoy__machine;
 
 /* m with zero level fields replaced by the flat values. */

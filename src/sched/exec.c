@@ -307,12 +307,8 @@ static int exec_init(convoy__exec *x, const convoy__schedule *s, const convoy__t
     x->base[CONVOY_BUF_RECV] = recvbuf;
     /* An alternating operation's data lives in the half of the data area its parity names
      * (the whole tree: children share the transport). */
-    x->base[CONVOY_BUF_SHM] =
-        t->shm_alt && (t->shm_seq & 1) ? (char *)t->shm_base + t->shm_half : t->shm_base;
-    /* The gate: every node process released the previous segment operation, or, when this
-     * one and the previous alternate, the one before that (shm_seq - 1 of them). */
-    x->gate_seq =
-        t->shm_alt && t->shm_prev_alt ? (t->shm_seq > 0 ? t->shm_seq - 1 : 0) : t->shm_seq;
+    x->base[CONVOY_BUF_SHM] = convoy__shm_op_base(t->shm_base, t->shm_half, t->shm_seq, t->shm_alt);
+    x->gate_seq = convoy__gate_seq(t->shm_seq, t->shm_alt, t->shm_prev_alt);
     x->gate = (s->nflags > 0 || s->shm_bytes > 0) && t->shm_seq > 0;
     if ((x->straight = s->sealed_straight ? s->sealed_straight - 1 : convoy__exec_straight(s))) {
         /* Step order: no per-step arrays, only the scratch (in the slice's place for it). */
@@ -421,19 +417,24 @@ int convoy__exec_straight(const convoy__schedule *s)
     return 1;
 }
 
+/* Whether a WAIT step's flag has reached its value in this operation (the one test of a
+ * wait, for step order and its flag-only poll alike). */
+static int wait_reached(const convoy__exec *x, const convoy__step *st, int *reached)
+{
+    const convoy__transport *t = x->t;
+    return t->flag_test(t->ctx, st->peer, st->flag + 1, CONVOY_FLAG_VALUE(t->shm_seq, st->value),
+                        reached);
+}
+
 /* Step order (x->straight): local steps at once, a wait until its flag is reached. */
 static int progress_straight(convoy__exec *x)
 {
     const convoy__schedule *s = x->s;
-    const convoy__transport *t = x->t;
     for (; x->pc < s->nsteps; x->pc++, x->ndone++) {
         const convoy__step *st = &s->steps[x->pc];
-        int rc, reached = 1;
-        if (st->kind == CONVOY_STEP_WAIT)
-            rc = t->flag_test(t->ctx, st->peer, st->flag + 1,
-                              CONVOY_FLAG_VALUE(t->shm_seq, st->value), &reached);
-        else
-            rc = run_local(x, st);
+        int reached = 1;
+        const int rc =
+            st->kind == CONVOY_STEP_WAIT ? wait_reached(x, st, &reached) : run_local(x, st);
         if (rc) return rc;
         if (!reached) return 0;
     }
@@ -445,9 +446,7 @@ int convoy__exec_poll(const convoy__exec *x)
     if (!x->straight || x->gate || x->err || x->pc >= x->s->nsteps) return 1;
     const convoy__step *st = &x->s->steps[x->pc];
     int reached = 1;
-    if (st->kind == CONVOY_STEP_WAIT &&
-        x->t->flag_test(x->t->ctx, st->peer, st->flag + 1,
-                        CONVOY_FLAG_VALUE(x->t->shm_seq, st->value), &reached))
+    if (st->kind == CONVOY_STEP_WAIT && wait_reached(x, st, &reached))
         return 1; /* (progress reports the error) */
     return reached;
 }

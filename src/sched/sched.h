@@ -259,6 +259,20 @@ typedef struct convoy__transport {
 /* Absolute value of a schedule's notification value in segment operation shm_seq. */
 #define CONVOY_FLAG_VALUE(shm_seq, v) ((((uint64_t)(shm_seq) + 1) << 32) | (uint64_t)(v))
 
+/* The gate of segment operation seq: every node process released the previous segment
+ * operation (release flag >= seq), or, when this one and the previous alternate, the one
+ * before that (seq - 1). The process's own previous operation must be done all the same
+ * (exec.c test_gate). Shared by the executor and the direct kernel (src/api/kernel.c). */
+static inline uint64_t convoy__gate_seq(uint64_t seq, int alt, int prev_alt)
+{
+    return alt && prev_alt ? (seq > 0 ? seq - 1 : 0) : seq;
+}
+/* The data area an operation runs in: an alternating one in the half its parity names. */
+static inline void *convoy__shm_op_base(void *base, int64_t half, uint64_t seq, int alt)
+{
+    return alt && (seq & 1) ? (char *)base + half : base;
+}
+
 /* --- executing ---------------------------------------------------------------------- */
 
 enum convoy__step_state { CONVOY_S_PENDING, CONVOY_S_ACTIVE, CONVOY_S_DONE };
@@ -346,5 +360,43 @@ int convoy__exec_waits(const convoy__exec *x, void **slots[], int max, int *flag
 int convoy__exec_describe(const convoy__exec *x, char *buf, size_t len);
 
 const char *convoy__step_kind_name(int kind);
+
+/* --- the direct kernel (kernel.c) ------------------------------------------------------ */
+
+/* A step-order schedule (convoy__exec_straight) of a kept blocking call, compiled once into
+ * the operations a direct kernel runs one after the other (src/api/kernel.c): no request,
+ * executor, dependency or type slot at run time. Each op is one step of the schedule, in
+ * the schedule's order, with what the kernel reads resolved: a copy's bytes (both types
+ * contiguous), a reduction's count, a flag's segment index (the schedule's flag + 1,
+ * above the executor's release flag). */
+typedef struct convoy__kop {
+    uint8_t kind;       /* CONVOY_STEP_NOTIFY, _WAIT, _COPY or _REDUCE */
+    uint8_t sbuf, dbuf; /* enum convoy__buf: SEND, RECV or SHM */
+    int32_t peer;       /* WAIT: node rank */
+    int32_t word;       /* NOTIFY/WAIT: segment flag index */
+    uint32_t value;     /* NOTIFY/WAIT: value within the operation */
+    int64_t soff, doff; /* COPY/REDUCE: byte offsets from the buffers' bases */
+    int64_t n;          /* COPY: bytes; REDUCE: elements of the operation's datatype */
+} convoy__kop;
+
+typedef struct convoy__kernel {
+    int32_t nops;
+    /* The schedule's segment use (as convoy__schedule: the gate, alternation, release). */
+    int32_t nflags, shm_alt;
+    int64_t shm_bytes;
+    convoy__kop op[64];
+} convoy__kernel;
+
+/* Compiles s (sizes and contiguity per type slot, as the transport describes the call's
+ * types) into k. Returns 1 if it did; 0 if s is no kernel's: not step order, no segment
+ * use, scratch memory, a region in scratch or strided, a copy between non-contiguous
+ * types or of unequal bytes. */
+int convoy__kernel_compile(const convoy__schedule *s, const int64_t size[CONVOY_NTSLOT],
+                           const int contig[CONVOY_NTSLOT], convoy__kernel *k);
+/* The schedule k runs: its ops as steps in k's order, each depending on the one before
+ * (copies as bytes, reductions in the operation's type), with k's segment use. The
+ * checker proves it (convoy-check --kernel), so the kernel's protocol is proved, not just
+ * the schedule it was compiled from. Appends to s (initialized, empty); returns s->err. */
+int convoy__kernel_schedule(const convoy__kernel *k, convoy__schedule *s);
 
 #endif

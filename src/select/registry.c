@@ -103,7 +103,8 @@ const convoy__algo convoy__algos[] = {
      .build = convoy__allreduce_node_ring,
      .applicable = convoy__allreduce_node_ring_applicable,
      .cost = convoy__allreduce_node_ring_cost,
-     .params = "CONVOY_ALLREDUCE_NODE_RING_PIECE CONVOY_ALLREDUCE_NODE_RING_SLOTS",
+     .params = "CONVOY_ALLREDUCE_NODE_RING_PIECE CONVOY_ALLREDUCE_NODE_RING_SLOTS "
+               "CONVOY_ALLREDUCE_CMA_MIN",
      .props = CONVOY_ALGO_REPRODUCIBLE,
      .explain = convoy__allreduce_node_ring_explain},
     {.coll = CONVOY_COLL_ALLREDUCE,

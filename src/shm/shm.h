@@ -50,6 +50,10 @@ int convoy__shm_cma_probe(convoy__shm *seg, MPI_Comm node_comm);
 int convoy__shm_cma_read(const convoy__shm *seg, int node_peer, uint64_t addr, void *dst,
                          int64_t bytes);
 
+/* Seconds per byte of a process_vm_readv of this process's own src (bytes) into dst, the
+ * fastest of reps; 0 where it fails or is not available (not Linux, SimGrid). */
+double convoy__shm_cma_rate(void *dst, const void *src, int64_t bytes, int reps);
+
 void convoy__shm_notify(convoy__shm *seg, int flag, uint64_t value);
 int convoy__shm_reached(const convoy__shm *seg, int node_peer, int flag, uint64_t value);
 
@@ -58,12 +62,16 @@ int convoy__shm_reached(const convoy__shm *seg, int node_peer, int flag, uint64_
  * *iter counts the calls of one wait; start it at 0. The one place every wait of the
  * library passes through. */
 void convoy__backoff(unsigned *iter);
-/* Cores this process may run on (its affinity mask). */
-int convoy__host_cores(void);
-/* Sets the policy from this host's processes and cores (each communicator's setup):
- * oversubscribed, yield at once and sleep after 4096 polls; else poll 64 times, yield
- * until 16384, then sleep. CONVOY_WAIT_SPIN / CONVOY_WAIT_YIELD (poll counts) override. */
-void convoy__wait_policy(int host_procs);
+/* The CPUs this process may run on (its affinity mask) as bits: CPU i is bit i % W of
+ * word i / W (W bits per unsigned long); without an affinity call, the online CPUs. */
+enum { CONVOY_CPU_WORDS = 1024 / (8 * sizeof(unsigned long)) };
+void convoy__host_cpu_mask(unsigned long mask[CONVOY_CPU_WORDS]);
+/* Sets the policy from a communicator's processes on this host and the CPUs they may run
+ * on together (the union of their affinity masks; each communicator's setup): oversubscribed
+ * (more processes than those CPUs, on this or any earlier communicator), yield at once and
+ * sleep after 4096 polls; else poll 64 times, yield until 16384, then sleep.
+ * CONVOY_WAIT_SPIN / CONVOY_WAIT_YIELD (poll counts) override. */
+void convoy__wait_policy(int host_procs, int host_cpus);
 
 /* Process-wide cap on node segments (CONVOY_MAX_SEGMENTS, default 16): take one, or give
  * one back. Returns 1 if one was taken. */

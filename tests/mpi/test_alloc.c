@@ -11,6 +11,11 @@
  * (so that the zero is not that of a call that did nothing). A control case proves the
  * counting works: one call with new arguments (a schedule to build) must allocate.
  *
+ * The direct kernel (src/api/kernel.c): where the communicator is one node and the choice
+ * is Barrier node_flags or Allreduce node_dissem, every repeated call must have run in it;
+ * with CONVOY_KERNEL=0 none (the executor), results equal to native and no allocation
+ * either way.
+ *
  * Settings are read once (src/api/config.c): setenv and unsetenv between calls must still
  * be seen (the environment snapshot), an in-place edit of a putenv'd string only after
  * convoy_config_refresh().
@@ -384,6 +389,44 @@ static void check_native(int blocking, const int *in, int *out, int *ref)
              detail);
 }
 
+/* CONVOY_KERNEL=0: repeated Barriers and 1-int Allreduces run through the executor (no
+ * kernel run), equal to native, with no allocation; unset again, the kernel is back where it
+ * applies. */
+static void check_kernel_off(const int *in, int *out, int *ref, int one_node)
+{
+    setenv("CONVOY_KERNEL", "0", 1);
+    for (int i = 0; i < WARMUP; i++) {
+        convoy_Barrier(MPI_COMM_WORLD);
+        convoy_Allreduce(in, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    }
+    const long k0 = convoy__kernel_count();
+    own_allocs = 0;
+    counting = 1;
+    for (int i = 0; i < REPS; i++) {
+        convoy_Barrier(MPI_COMM_WORLD);
+        out[0] = -1;
+        convoy_Allreduce(in, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    }
+    counting = 0;
+    const long off = convoy__kernel_count() - k0;
+    PMPI_Allreduce(in, ref, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    char detail[160];
+    snprintf(detail, sizeof detail, "%ld kernel runs, %ld allocations, result %s native", off,
+             own_allocs, out[0] == ref[0] ? "equal to" : "DIFFERENT from");
+    tc_check(MPI_COMM_WORLD, off == 0 && own_allocs == 0 && out[0] == ref[0],
+             "CONVOY_KERNEL=0: Barrier and Allreduce 1 int through the executor", detail);
+    unsetenv("CONVOY_KERNEL");
+    for (int i = 0; i < WARMUP; i++)
+        convoy_Allreduce(in, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    const long k1 = convoy__kernel_count();
+    convoy_Allreduce(in, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    const char *algo = convoy__comm_last_algo(MPI_COMM_WORLD);
+    const int expect = one_node && !strcmp(algo, "node_dissem");
+    snprintf(detail, sizeof detail, "%ld kernel runs (%s)", convoy__kernel_count() - k1, algo);
+    tc_check(MPI_COMM_WORLD, convoy__kernel_count() - k1 == expect,
+             "CONVOY_KERNEL unset again: the kernel runs where it applies", detail);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -392,6 +435,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const int counts[] = {1, 8, 255};
+    const convoy__topo *topo;
+    int one_node = 0, kernel_cells = 0;
+    if (convoy__comm_topo(MPI_COMM_WORLD, &topo) == MPI_SUCCESS) one_node = topo->nnodes == 1;
     const int cap = 255 * (size < MAXP ? size : MAXP);
     int *in = calloc((size_t)cap, sizeof *in), *out = calloc((size_t)cap, sizeof *out);
     int *ref = calloc((size_t)cap, sizeof *ref);
@@ -406,6 +452,7 @@ int main(int argc, char **argv)
             for (int i = 0; i < WARMUP; i++)
                 colls[c].call(0, in, out, n, MPI_COMM_WORLD);
             own_allocs = all_allocs = 0;
+            const long k0 = convoy__kernel_count();
             counting = 1;
             for (int i = 0; i < REPS; i++) {
                 /* The last call must make the result itself (not find the last one's). */
@@ -413,18 +460,31 @@ int main(int argc, char **argv)
                 colls[c].call(0, in, out, n, MPI_COMM_WORLD);
             }
             counting = 0;
+            const long kruns = convoy__kernel_count() - k0;
+            const char *algo = convoy__comm_last_algo(MPI_COMM_WORLD);
             colls[c].call(1, in, ref, n, MPI_COMM_WORLD);
             const int same = memcmp(out, ref, (size_t)len * sizeof *out) == 0;
             snprintf(detail, sizeof detail,
                      "%ld allocations by Convoy (%ld with the MPI library's), result %s native",
                      own_allocs, all_allocs, same ? "equal to" : "DIFFERENT from");
             if (rank == 0)
-                printf("%-22s %3d ints: %ld allocations by Convoy, %ld in all (%s)\n",
-                       colls[c].name, n, own_allocs, all_allocs,
-                       convoy__comm_last_algo(MPI_COMM_WORLD));
+                printf("%-22s %3d ints: %ld allocations by Convoy, %ld in all (%s; %ld in the "
+                       "direct kernel)\n",
+                       colls[c].name, n, own_allocs, all_allocs, algo, kruns);
             tc_check(MPI_COMM_WORLD, own_allocs == 0 && same, what, detail);
+            if (one_node && (!strcmp(algo, "node_flags") || !strcmp(algo, "node_dissem"))) {
+                kernel_cells++;
+                snprintf(what, sizeof what, "%s of %d ints (%s, one node): all %d in the kernel",
+                         colls[c].name, n, algo, REPS);
+                snprintf(detail, sizeof detail, "%ld of %d calls ran in the direct kernel", kruns,
+                         REPS);
+                tc_check(MPI_COMM_WORLD, kruns == REPS, what, detail);
+            }
         }
     }
+    if (one_node && size > 1 && rank == 0)
+        printf("%d cells on one node chose node_flags or node_dissem\n", kernel_cells);
+    check_kernel_off(in, out, ref, one_node);
     check_settings(in, out);
     check_repeats(rank, size);
     /* Forced to the MPI library, through its nonblocking collective and under

@@ -718,7 +718,8 @@ static int applies(const tcomm *c, const convoy__algo *al)
 /* The algorithms to run for a collective: NULL (the default selection) first, then every
  * registered one that applies on this communicator (for a non-commutative Allreduce only
  * those that declare it). Forcing one that does not apply would test the fallback. */
-static const char *g_only; /* --cma: the one algorithm forced besides the default */
+/* --cma: the one algorithm per collective forced besides the default */
+static const char *g_only_agv, *g_only_ar;
 
 static int algo_list(const tcomm *c, int coll, int noncommutative, const char **names, int max)
 {
@@ -727,7 +728,8 @@ static int algo_list(const tcomm *c, int coll, int noncommutative, const char **
     for (int i = 0; i < convoy__nalgos && n < max; i++) {
         if (!convoy__algo_serves(&convoy__algos[i], coll) || !applies(c, &convoy__algos[i]))
             continue;
-        if (g_only && strcmp(convoy__algos[i].name, g_only) != 0) continue;
+        const char *only = coll == CONVOY_COLL_ALLREDUCE ? g_only_ar : g_only_agv;
+        if (only && strcmp(convoy__algos[i].name, only) != 0) continue;
         if (noncommutative && !(convoy__algos[i].props & CONVOY_ALGO_NONCOMMUTATIVE)) continue;
         names[n++] = convoy__algos[i].name;
     }
@@ -1895,7 +1897,8 @@ int main(int argc, char **argv)
     int stream = 0, cma = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--stream") == 0) stream = 1;
-        if (strcmp(argv[i], "--cma") == 0) cma = 1, g_only = "node_segment";
+        if (strcmp(argv[i], "--cma") == 0)
+            cma = 1, g_only_agv = "node_segment", g_only_ar = "node_ring";
         if (strcmp(argv[i], "--large") == 0) g_large = 1;
         if (strcmp(argv[i], "--quick") == 0) g_quick = 1;
     }
@@ -1936,6 +1939,10 @@ int main(int argc, char **argv)
     for (int k = 0; cma && k < 3; k += 2) {
         allgatherv_suite(comms[k], 1000003ull * (uint64_t)(k + 1));
         case_persistent(comms[k], CONVOY_COLL_ALLGATHERV, "node_segment", k == 2, 4242);
+        /* Allreduce node_ring's single copy (CONVOY_ALLREDUCE_CMA_MIN=0): every type and
+         * op (non-contiguous types fall back to the slots), in place, zero counts. */
+        allreduce_suite(comms[k], 2000003ull * (uint64_t)(k + 1));
+        case_persistent(comms[k], CONVOY_COLL_ALLREDUCE, "node_ring", k == 2, 4343);
     }
     stream |= cma;
     for (int k = 0; !stream && k < 3; k++) {

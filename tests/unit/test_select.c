@@ -31,7 +31,13 @@
  *    messages (Bruck: 1 block, then 2 that wrap past the last node into two messages)
  *    and 3 node rounds (recursive doubling over 8), (N - 1) blocks over the network's
  *    beta and (n - 1) N blocks over the node's; and the most messages any rank's schedule
- *    sends is those 6.
+ *    sends is those 6;
+ *  - the single copy (cross-memory attach) of Allreduce node_ring and Allgatherv
+ *    node_segment is built by default only where the setup measured the reads' rate and
+ *    the model finds them cheaper than the segment's copies: on one node of 2 with 4 MiB
+ *    per process, reads at 8 GB/s against reductions at 25 GB/s (this host) keep the
+ *    segment (no READ step in rank 0's schedule), reads at 200 GB/s take the single copy,
+ *    an unmeasured rate keeps the segment, and CONVOY_*_CMA_MIN=0 forces it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -365,6 +371,52 @@ static void strided_lane_allgather_by_hand(void)
     convoy__topo_free(&t);
 }
 
+/* READ steps in rank 0's schedule of al. */
+static int reads_in(const convoy__algo *al, const convoy__args *a)
+{
+    convoy__schedule s;
+    convoy__sched_init(&s);
+    int n = -1;
+    if (al->build(a, &s) == 0) {
+        n = 0;
+        for (int i = 0; i < s.nsteps; i++)
+            n += s.steps[i].kind == CONVOY_STEP_READ;
+    }
+    convoy__sched_free(&s);
+    return n;
+}
+
+static void single_copy_by_model(void)
+{
+    convoy__topo t;
+    make_topo(&t, 1, 2);
+    const int colls2[] = {CONVOY_COLL_ALLREDUCE, CONVOY_COLL_ALLGATHERV};
+    const char *names[] = {"node_ring", "node_segment"};
+    const char *params[] = {"CONVOY_ALLREDUCE_CMA_MIN", "CONVOY_ALLGATHERV_CMA_MIN"};
+    for (int k = 0; k < 2; k++) {
+        const convoy__algo *al = convoy__algo_find(colls2[k], names[k]);
+        /* rate of the reads (s/B): unmeasured, this host's 8 GB/s, 200 GB/s; then forced */
+        const double rate[] = {0, 1.25e-10, 5e-12, 0};
+        const int want[] = {0, 0, 1, 1};
+        for (int v = 0; al && v < 4; v++) {
+            convoy__machine m = {.alpha = 6e-7, .beta = 3.5e-11, .gamma = 4e-11, .cma = rate[v]};
+            convoy__args a = make_args(colls2[k], &t, 1 << 20, &m);
+            a.shm_bytes = 1 << 20;
+            a.cma = 1;
+            if (v == 3) {
+                snprintf(a.params[0].name, sizeof a.params[0].name, "%s", params[k]);
+                a.params[0].value = 0;
+                a.nparams = 1;
+            }
+            const int n = reads_in(al, &a);
+            EXPECT(n >= 0 && (n > 0) == want[v], "%s, reads at %.3g ns/B%s: %d READ steps, want %s",
+                   names[k], 1e9 * rate[v], v == 3 ? " (forced)" : "", n,
+                   want[v] ? "some" : "none");
+        }
+    }
+    convoy__topo_free(&t);
+}
+
 int main(void)
 {
     small_counts_on_one_host();
@@ -375,5 +427,6 @@ int main(void)
     flat_copy_never_beats_native();
     zero_copy_phase_as_built();
     strided_lane_allgather_by_hand();
+    single_copy_by_model();
     return unit_done();
 }

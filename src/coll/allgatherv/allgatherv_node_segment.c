@@ -53,8 +53,10 @@
  *   the receive buffer (rtype), everything else moves in rtype elements, packed (bytes)
  *   in the segment; all messages of one mode use one type slot on both sides.
  *
- * - Single copy (args.cma: cross-memory attach works on every node; the result at least
- *   CONVOY_ALLGATHERV_CMA_MIN bytes, default 4 MiB; 8 segment bytes per unit): the
+ * - Single copy (args.cma: cross-memory attach works on every node; the model below, with
+ *   the reads at the rate the setup measured (convoy__machine.cma), cheaper than the
+ *   segment's copies, or the result at least CONVOY_ALLGATHERV_CMA_MIN bytes when that is
+ *   set; 8 segment bytes per unit): the
  *   segment holds no data, only one address word per unit. The unit's writer publishes
  *   where its bytes are (PUBLISH, then F_WRITTEN): an owner's own unit in its send buffer
  *   when that is contiguous and not MPI_IN_PLACE, else in its receive buffer (after the
@@ -75,6 +77,12 @@
  * reduction, which reads two operands). The ring over all processes moves every byte
  * through a message on every process instead. f: a flag handshake (convoy__flag_cost), two:
  * the node's writes seen by its readers and the gate to the next segment operation.
+ * Single copy: the third term is c T (n - 1) / n (c: the reads' measured cost per byte,
+ * gamma / 2 where unmeasured), plus a handshake per unit read and one for the readers'
+ * done. On this host (a virtual machine) a read moves 8-14 GB/s, a copy 40-170 GB/s in
+ * cache, so the model keeps the segment; measured at np 2 (load 6), results of 8 MiB took
+ * 3.0-3.5 ms with the single copy against 0.38-0.75 ms through the segment (regular,
+ * decreasing), where the old 4 MiB threshold had put them on the single copy.
  *
  * Applicable with a node segment (args.shm_bytes > 0) big enough for one element while
  * streaming.
@@ -167,8 +175,12 @@ static int plan_make_as(const convoy__args *a, ns_plan *pl, int cma)
     pl->nn = t->nnodes;
     pl->esize = a->rtype.size > 0 ? a->rtype.size : 0;
     pl->total = packed_total(a);
-    pl->cma = cma && a->cma && pl->esize > 0 &&
-              pl->total >= convoy__param_get(a, "CONVOY_ALLGATHERV_CMA_MIN", 4 << 20);
+    /* Single copy: by default where the model says it pays (the reads at the rate the setup
+     * measured, against the segment's copies: plan_make), or from CONVOY_ALLGATHERV_CMA_MIN
+     * bytes of the packed result on. */
+    const int64_t cma_min = convoy__param_get(a, "CONVOY_ALLGATHERV_CMA_MIN", -1);
+    pl->cma =
+        cma && a->cma && pl->esize > 0 && (cma_min < 0 ? a->machine.cma > 0 : pl->total >= cma_min);
     pl->direct = !pl->cma && pl->total <= a->shm_bytes;
     int64_t cap = INT64_MAX;
     if (pl->cma) {
@@ -236,9 +248,22 @@ static int plan_make_as(const convoy__args *a, ns_plan *pl, int cma)
     return CONVOY_OK;
 }
 
+static double plan_cost(const convoy__args *a, const convoy__machine *m, const ns_plan *pl);
+
 static int plan_make(const convoy__args *a, ns_plan *pl)
 {
-    return plan_make_as(a, pl, 1);
+    int rc = plan_make_as(a, pl, 1);
+    if (rc || !pl->cma || convoy__param_get(a, "CONVOY_ALLGATHERV_CMA_MIN", -1) >= 0) return rc;
+    /* The model's choice (args.machine: the same on every rank). */
+    ns_plan seg;
+    if (plan_make_as(a, &seg, 0) == CONVOY_OK &&
+        plan_cost(a, &a->machine, &seg) <= plan_cost(a, &a->machine, pl)) {
+        plan_free(pl);
+        *pl = seg;
+        return CONVOY_OK;
+    }
+    plan_free(&seg);
+    return CONVOY_OK;
 }
 
 static int origin_of(const ns_plan *pl, int j, int h)
@@ -523,10 +548,19 @@ done:
 
 double convoy__allgatherv_node_segment_cost(const convoy__args *a, const convoy__machine *m)
 {
-    const convoy__topo *t = a->topo;
     ns_plan pl;
     double c = 0;
-    if (plan_make(a, &pl) == CONVOY_OK && pl.nu > 0 && t->size > 1) {
+    if (plan_make(a, &pl) == CONVOY_OK) c = plan_cost(a, m, &pl);
+    plan_free(&pl);
+    return c;
+}
+
+static double plan_cost(const convoy__args *a, const convoy__machine *m, const ns_plan *p)
+{
+    const convoy__topo *t = a->topo;
+    const ns_plan pl = *p;
+    double c = 0;
+    if (pl.nu > 0 && t->size > 1) {
         double msgs = pl.nn - 1, bytes = 0;
         for (int o = 0; pl.nn > 1 && o < pl.nn; o++) {
             int64_t d = 0;
@@ -543,10 +577,11 @@ double convoy__allgatherv_node_segment_cost(const convoy__args *a, const convoy_
          * (about a flag handshake) per unit, and a third handshake (the readers' done). */
         const double ppn = t->max_ppn,
                      copied = pl.cma ? (double)pl.total * (ppn - 1) / ppn : (double)pl.total;
-        c = m->alpha * msgs + m->beta * bytes + m->gamma / 2 * copied +
+        /* Copies at gamma / 2, reads at the measured rate of cross-memory attach. */
+        const double per = pl.cma && m->cma > 0 ? m->cma : m->gamma / 2;
+        c = m->alpha * msgs + m->beta * bytes + per * copied +
             (pl.cma ? 3 + (double)pl.nu * (ppn - 1) / ppn : 2) * convoy__flag_cost(m);
     }
-    plan_free(&pl);
     return c;
 }
 

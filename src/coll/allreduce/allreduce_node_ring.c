@@ -49,6 +49,37 @@
  * order, every message's dependencies to earlier messages (the receiver's unit (d, q) is
  * the sender's unit (d-1, q)), hence no deadlock, whatever the completion order.
  *
+ * Single copy (args.cma: cross-memory attach works on every node; contiguous types): the
+ * segment holds no data, only address words (one per piece and node process, N K (m+1) in
+ * all; where they do not fit, the slots). Every process publishes, at the start, where its
+ * contributions to the pieces others handle lie (send buffer, in place the receive buffer)
+ * and says so once (WR = 1). The handler of a piece reads each other process's
+ * contribution with process_vm_readv in node rank order: the first one straight into X,
+ * onto which it reduces its own data (own op s_w: where the operation's operands commute
+ * bitwise, as for the predefined ones, the slots' s_w op own, so both variants give
+ * identical results; every rank gets the same bits either way), the others into a
+ * scratch piece T and then X = T op X. In the broadcast stage the handler publishes the
+ * finished piece where it is (X) and notifies BW; every other process reads it straight
+ * into its own X. No slots, hence no CON/BR flow control; pieces are not capped by a slot.
+ * Ownership: in place, a contributor overwrites its piece only with the finished value,
+ * which it reads after the handler's BW notification, issued after the handler's read of
+ * it; every process notifies DONE after all its reads and returns only when all node peers
+ * have (the owner's buffers must outlive every read).
+ *   Copies per byte of the vector and process (not in place; in place the slots save the
+ *   own copy): slots 2 copies ((M-1)/M into reduce slots, 1/M own data into X, 1/M into a
+ *   broadcast slot, (M-1)/M out of them) and (M-1)/M reductions; single copy 2 (M-1)/M
+ *   reads ((M-1)/M contributions, (M-1)/M finished pieces) and (M-1)/M reductions. M = 2:
+ *   2 copies become 1 read. But a read pins and maps the peer's pages one at a time: on
+ *   this host (a virtual machine) process_vm_readv moves 8-14 GB/s, memcpy 40-170 GB/s in
+ *   cache, so one read costs more than the two copies it replaces. Measured (np 2 on one
+ *   node and np 4 as 2 x 2, int sum, load 3-7, 3 interleaved runs each): the single copy
+ *   took 1.3-2.4 times the slots' time at 64 KiB - 16 MiB at np 2 (64 MiB: 1.25 in the one
+ *   pair of runs the load left alone), 1.2-8 times at 1-16 MiB and 0.6-1.2 at 64 MiB at
+ *   np 4: no consistent win anywhere. So the choice is the model's: the setup measures
+ *   the reads' rate (convoy__machine.cma) and the single copy runs where its cost below is
+ *   lower (never on this host); CONVOY_ALLREDUCE_CMA_MIN=bytes forces it from that size on
+ *   (0: always, as the tests do).
+ *
  * Pieces: the paper says only "at least M". K = M c, c = pieces per process and part:
  * the piece size b balances the per-message cost against the reduction left exposed per
  * ring step. With B = n s / (N M) bytes per process and part, the reduce stage costs about
@@ -65,6 +96,8 @@
  *   network  T_net = 2 (N-1) k (alpha + beta b)
  *   node     T_loc = gamma n s ((M-1) + 2 (M-1) + 1) / M  (node sums; copies into and out
  *            of the segment, at about the cost of a reduction per byte)
+ *            single copy: T_loc = n s (M-1)/M (2 c + gamma), c the reads' measured cost
+ *            per byte (gamma where unmeasured), plus one flag handshake (the readers' done)
  *   T = max(T_net, T_loc) + (N-1) gamma b + 2 alpha
  * (the two overlap; one piece's reduction per step is exposed; the node's two handshakes,
  * sum and publish, lie on the critical path, a flag handshake costing about a message on
@@ -96,7 +129,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { F_WR, F_CON, F_BW, F_BR, NFLAGS };
+enum { F_WR, F_CON, F_BW, F_BR, NFLAGS, F_DONE = NFLAGS, NFLAGS_CMA };
 
 /* Most pieces (N K) a schedule may have: the schedule grows with them. */
 #define MAX_UNITS ((int64_t)1 << 20)
@@ -112,7 +145,21 @@ typedef struct plan {
     int64_t b_model;  /* piece bytes from the cost model (0: one piece per process) */
     int64_t b_seg;    /* largest piece the segment allows, bytes (0: no limit) */
     int64_t b_forced; /* CONVOY_ALLREDUCE_NODE_RING_PIECE, or 0 */
+    int cma;          /* single copy: peers' pieces read from their buffers (no slots) */
 } plan;
+
+static int contiguous(const convoy__dtype *d)
+{
+    return d->size == d->extent && d->true_lb == 0 && d->true_extent == d->size;
+}
+
+/* Address words of the single copy: per reduce-stage unit one per node process (its
+ * contribution; the handler's stays unused), per broadcast-stage unit one (the handler's
+ * finished piece); sized by the largest node, so that every node's plan agrees. */
+static int64_t cma_words(const plan *pl)
+{
+    return (int64_t)pl->N * pl->K * (pl->M + 1);
+}
 
 static int64_t split_off(int64_t n, int64_t k, int64_t i)
 {
@@ -133,7 +180,9 @@ static int64_t slot_bytes(const convoy__dtype *t, int64_t elems, int64_t align)
 
 /* The division of the vector, the same on every rank. Returns 0, or CONVOY_ERR_ARG when the
  * algorithm does not apply. */
-static int make_plan(const convoy__args *a, plan *pl)
+static double plan_cost(const convoy__args *a, const convoy__machine *m, const plan *p);
+
+static int make_plan_as(const convoy__args *a, plan *pl, int cma)
 {
     const convoy__topo *t = a->topo;
     const convoy__dtype *ty = &a->rtype;
@@ -147,6 +196,13 @@ static int make_plan(const convoy__args *a, plan *pl)
     if (pl->S < 1 || pl->S > 256) return CONVOY_ERR_ARG;
     if (a->count == 0) return 0;
     if (ty->size <= 0 || ty->extent <= 0 || ty->true_extent <= 0) return CONVOY_ERR_ARG;
+    /* Single copy where cross-memory attach works, the vector is large enough and whole
+     * pieces are contiguous bytes in both buffers (every rank decides alike: count, type
+     * and MPI_IN_PLACE are the same on all of them). */
+    const int64_t cma_min = convoy__param_get(a, "CONVOY_ALLREDUCE_CMA_MIN", -1);
+    pl->cma = cma && a->cma && pl->M > 1 && contiguous(ty) &&
+              (a->inplace || contiguous(&a->stype)) &&
+              (cma_min < 0 ? a->machine.cma > 0 : a->count * ty->size >= cma_min);
     const int64_t part = (a->count + pl->N - 1) / pl->N; /* elements of the largest part */
     /* Elements per piece: the model's choice, then the caps. */
     const double B = (double)part * (double)ty->size / pl->M;
@@ -158,7 +214,7 @@ static int make_plan(const convoy__args *a, plan *pl)
     pl->b_forced = convoy__param_get(a, "CONVOY_ALLREDUCE_NODE_RING_PIECE", 0);
     if (pl->b_forced > 0) e = pl->b_forced / ty->size;
     if (e < 1) e = 1;
-    if (pl->M > 1) {
+    if (pl->M > 1 && !pl->cma) {
         /* 2 S slots per process of the largest node, a cache line apart, or 16 bytes apart
          * in a small segment; fewer slots (down to 1) when even that leaves no room for one
          * element, unless CONVOY_ALLREDUCE_NODE_RING_SLOTS says how many. */
@@ -181,8 +237,25 @@ static int make_plan(const convoy__args *a, plan *pl)
     pl->K = (int64_t)pl->M * (c > 0 ? c : 1);
     if (pl->K > MAX_UNITS / pl->N) return CONVOY_ERR_ARG;
     pl->piece = (part + pl->K - 1) / pl->K;
-    pl->cs = pl->M > 1 ? slot_bytes(ty, pl->piece, pl->align) : 0;
+    pl->cs = pl->M > 1 && !pl->cma ? slot_bytes(ty, pl->piece, pl->align) : 0;
+    /* Single copy: one address word per piece and node process in the segment; where they
+     * do not fit, the slots. */
+    if (pl->cma && cma_words(pl) * 8 > a->shm_bytes) return make_plan_as(a, pl, 0);
+    /* By default the model decides (with args.machine, the same on every rank): the single
+     * copy only where the setup measured the reads' rate and they cost less than the
+     * slots' copies. */
+    if (pl->cma && cma_min < 0) {
+        plan slots;
+        if (make_plan_as(a, &slots, 0) == 0 &&
+            plan_cost(a, &a->machine, &slots) <= plan_cost(a, &a->machine, pl))
+            *pl = slots;
+    }
     return 0;
+}
+
+static int make_plan(const convoy__args *a, plan *pl)
+{
+    return make_plan_as(a, pl, 1);
 }
 
 int convoy__allreduce_node_ring_applicable(const convoy__args *a)
@@ -264,13 +337,17 @@ int convoy__allreduce_node_ring(const convoy__args *a, convoy__schedule *s)
     const int nxt = (i + 1) % N, prv = (i - 1 + N) % N;
     const int m_next = t->node_size[nxt], m_prev = t->node_size[prv];
     const int64_t K = pl.K, S = pl.S, cs = pl.cs;
-    const int seg = m > 1; /* this node uses the segment */
+    const int seg = m > 1;            /* this node uses the segment */
+    const int cma = seg && pl.cma;    /* ... for address words only */
+    const int64_t es = a->rtype.size; /* contiguous types when cma: es == ext, lb == 0 */
     if (seg) {
-        s->nflags = NFLAGS;
-        s->shm_bytes = 2 * S * m * cs;
+        s->nflags = cma ? NFLAGS_CMA : NFLAGS;
+        s->shm_bytes = cma ? (int64_t)N * K * (m + 1) * 8 : 2 * S * m * cs;
     }
-    /* Scratch: S slots of one piece for the partials that arrive in the reduce stage. */
-    if (N > 1) s->tmp_bytes = a->rtype.true_extent + (S * pl.piece - 1) * ext;
+    /* Scratch: S slots of one piece for the partials that arrive in the reduce stage, and
+     * with single copy one more for a node peer's piece read before it is reduced. */
+    const int64_t tslots = (N > 1 ? S : 0) + (cma ? 1 : 0);
+    if (tslots) s->tmp_bytes = a->rtype.true_extent + (tslots * pl.piece - 1) * ext;
 
     /* Bookkeeping, freed at the end. */
     int64_t *cnt = calloc((size_t)m, sizeof *cnt);            /* reduce units per handler */
@@ -285,8 +362,13 @@ int convoy__allreduce_node_ring(const convoy__args *a, convoy__schedule *s)
     chan *out = calloc((size_t)m_next, sizeof *out), *in = calloc((size_t)m_prev, sizeof *in);
     int32_t *wins = malloc((size_t)(3 * S) * sizeof *wins);
     int *deps = malloc((size_t)(m + 4) * sizeof *deps);
+    /* Single copy: my reads (the done notification follows them all) and my last wait per
+     * node peer and flag (chained: values only grow). */
+    int *reads = cma ? malloc((size_t)(2 * N * K) * (size_t)m * sizeof *reads) : NULL;
+    int *lastwait = cma ? malloc((size_t)m * NFLAGS_CMA * sizeof *lastwait) : NULL;
+    int nreads = 0;
     if (!cnt || !bcnt || !wr_h || !wr_c || !pub || !sendstep || !writestep || !final || !rings ||
-        !out || !in || !wins || !deps) {
+        !out || !in || !wins || !deps || (cma && (!reads || !lastwait))) {
         s->err = CONVOY_ERR_NO_MEM;
         goto cleanup;
     }
@@ -299,12 +381,44 @@ int convoy__allreduce_node_ring(const convoy__args *a, convoy__schedule *s)
     window rslot = {0, S, wins}, sends = {0, S, wins + S}, brecv = {0, S, wins + 2 * S};
     for (int64_t k = 0; k < N * K; k++)
         sendstep[k] = writestep[k] = -1;
+    for (int k = 0; cma && k < m * NFLAGS_CMA; k++)
+        lastwait[k] = -1;
 
     const int64_t bslot0 = S * m; /* the broadcast slots follow the reduce slots */
 #define SLOT(idx, len) convoy__reg(CONVOY_BUF_SHM, CONVOY_T_RECV, (idx)*cs - lb, (len))
 #define PIECE(buf, tslot, off, len) convoy__reg((buf), (tslot), (off)*ext, (len))
+#define BYTES(buf, off, len) convoy__reg((buf), CONVOY_T_BYTE, (off)*es, (len)*es)
+#define WORD(idx) convoy__reg(CONVOY_BUF_SHM, CONVOY_T_BYTE, (idx)*8, 8)
+#define WAIT_ON(q, f, v)                                                                           \
+    (lastwait[(q)*NFLAGS_CMA + (f)] =                                                              \
+         convoy__add_wait(s, (q), (f), (uint32_t)(v), CONVOY_DEP(lastwait[(q)*NFLAGS_CMA + (f)])))
     int prev_wr = -1, prev_con = -1, prev_bw = -1, prev_br = -1;
     int64_t tot = 0, btot = 0;
+    /* Single copy, T: the scratch piece a peer's contribution is read into before it is
+     * reduced into X (after the previous reduction from it). */
+    const convoy__region T =
+        convoy__reg(CONVOY_BUF_TMP, CONVOY_T_RECV, (tslots - 1) * pl.piece * ext - lb, 0);
+    int tlast = -1;
+    if (cma) {
+        /* Every contribution of mine that another process handles is where it is from the
+         * start (send buffer, or in place the receive buffer): publish them all, then say
+         * so once. In place, a piece is overwritten only by its finished value, which I read
+         * after its handler's broadcast notification, issued after its read of my piece. */
+        int prev = -1;
+        for (int d = 0; d < N; d++) {
+            const int p = ((i - d - 1) % N + N) % N;
+            const int64_t poff = split_off(n, N, p), plen = split_len(n, N, p);
+            for (int64_t q = 0; q < K; q++) {
+                const int64_t len = split_len(plen, K, q);
+                if (len == 0 || (int)(q % m) == me) continue;
+                const int64_t off = poff + split_off(plen, K, q);
+                prev = writestep[d * K + q] = convoy__add_publish(
+                    s, BYTES(a->inplace ? CONVOY_BUF_RECV : CONVOY_BUF_SEND, off, len),
+                    WORD((d * K + q) * m + me), CONVOY_DEP(prev));
+            }
+        }
+        prev_wr = convoy__add_notify(s, F_WR, 1, CONVOY_DEP(prev));
+    }
 
     /* Reduce stage: at distance d node i handles part i-d-1 (d = 0: its own sum only;
      * d = N-1: part i, complete). */
@@ -320,7 +434,9 @@ int convoy__allreduce_node_ring(const convoy__args *a, convoy__schedule *s)
             const convoy__region own =
                 a->inplace ? X : PIECE(CONVOY_BUF_SEND, CONVOY_T_SEND, off, len);
             int nd = 0;
-            if (h != me) {
+            if (cma && h != me) {
+                /* Published above. */
+            } else if (h != me) {
                 /* My contribution, into my next reduce slot once its last reader is done. */
                 const int64_t pos = tot - cnt[me];
                 int wt = -1;
@@ -337,8 +453,42 @@ int convoy__allreduce_node_ring(const convoy__args *a, convoy__schedule *s)
                 writestep[d * K + q] = cp;
             } else {
                 /* The node's sum in X: own data, then every other process's slot. */
-                int xready = a->inplace ? -1 : convoy__add_copy(s, own, X, 0, NULL);
-                if (seg) {
+                int xready = a->inplace || cma ? -1 : convoy__add_copy(s, own, X, 0, NULL);
+                if (cma) {
+                    /* Single copy: every other process's piece read from its buffer, in
+                     * node rank order. Not in place, the first one straight into X and my
+                     * own data reduced onto it (own op s_w, where operands commute bitwise
+                     * the slots' s_w op own); the others through T. */
+                    int first = !a->inplace;
+                    for (int w = 0; w < m; w++) {
+                        if (w == me) continue;
+                        const int wt = WAIT_ON(w, F_WR, 1);
+                        const convoy__region word = WORD((d * K + q) * m + w);
+                        if (first) {
+                            const int rd = convoy__add_read(
+                                s, w, word, BYTES(CONVOY_BUF_RECV, off, len), CONVOY_DEP(wt));
+                            reads[nreads++] = rd;
+                            xready = convoy__add_reduce(s, own, X, CONVOY_DEP(rd));
+                            first = 0;
+                            continue;
+                        }
+                        convoy__region Tb = T;
+                        Tb.tslot = CONVOY_T_BYTE;
+                        Tb.off += lb;
+                        Tb.count = len * es;
+                        nd = 0;
+                        dep_add(deps, &nd, wt);
+                        dep_add(deps, &nd, tlast);
+                        const int rd = convoy__add_read(s, w, word, Tb, nd, deps);
+                        reads[nreads++] = rd;
+                        convoy__region Tr = T;
+                        Tr.count = len;
+                        nd = 0;
+                        dep_add(deps, &nd, rd);
+                        dep_add(deps, &nd, xready);
+                        xready = tlast = convoy__add_reduce(s, Tr, X, nd, deps);
+                    }
+                } else if (seg) {
                     for (int w = 0; w < m; w++) {
                         if (w == me) continue;
                         const int64_t pos = tot - cnt[w];
@@ -419,7 +569,16 @@ int convoy__allreduce_node_ring(const convoy__args *a, convoy__schedule *s)
                 if (e < N - 1)
                     send_on(s, &out[q % m_next], &sends,
                             convoy__topo_rank_at(t, nxt, (int)(q % m_next)), X, fin);
-                if (seg) {
+                if (cma) {
+                    /* Publish the finished piece where it is, in my receive buffer. */
+                    nd = 0;
+                    dep_add(deps, &nd,
+                            convoy__add_publish(s, BYTES(CONVOY_BUF_RECV, off, len),
+                                                WORD((int64_t)N * K * m + e * K + q),
+                                                CONVOY_DEP(fin)));
+                    dep_add(deps, &nd, prev_bw);
+                    prev_bw = convoy__add_notify(s, F_BW, (uint32_t)(bcnt[me] + 1), nd, deps);
+                } else if (seg) {
                     /* Publish: my next broadcast slot, once every reader released it. */
                     const int64_t bpos = bcnt[me];
                     nd = 0;
@@ -444,6 +603,14 @@ int convoy__allreduce_node_ring(const convoy__args *a, convoy__schedule *s)
                     for (int r = 0; r < m; r++)
                         u[1 + r] = bcnt[r];
                 }
+            } else if (cma) {
+                /* Read the finished piece from h's receive buffer straight into place. */
+                const int wt = WAIT_ON(h, F_BW, bcnt[h] + 1);
+                nd = 0;
+                dep_add(deps, &nd, wt);
+                dep_add(deps, &nd, writestep[dr * K + q]);
+                reads[nreads++] = convoy__add_read(s, h, WORD((int64_t)N * K * m + e * K + q),
+                                                   BYTES(CONVOY_BUF_RECV, off, len), nd, deps);
             } else {
                 /* Copy the finished piece out of h's broadcast slot. */
                 const int64_t bpos = bcnt[h], rpos = btot - bcnt[me];
@@ -461,8 +628,18 @@ int convoy__allreduce_node_ring(const convoy__args *a, convoy__schedule *s)
             bcnt[h]++;
         }
     }
+    if (cma && !s->err) {
+        /* Single copy: I say I have read everything (F_DONE) and return my buffers only
+         * when every node peer has said so. */
+        convoy__add_notify(s, F_DONE, 1, nreads, reads);
+        for (int w = 0; w < m; w++)
+            if (w != me) WAIT_ON(w, F_DONE, 1);
+    }
 #undef SLOT
 #undef PIECE
+#undef BYTES
+#undef WORD
+#undef WAIT_ON
 
 cleanup:
     free(cnt);
@@ -478,6 +655,8 @@ cleanup:
     free(in);
     free(wins);
     free(deps);
+    free(reads);
+    free(lastwait);
     return s->err;
 }
 
@@ -485,12 +664,25 @@ double convoy__allreduce_node_ring_cost(const convoy__args *a, const convoy__mac
 {
     plan pl;
     if (a->count == 0 || make_plan(a, &pl)) return 0;
+    return plan_cost(a, m, &pl);
+}
+
+static double plan_cost(const convoy__args *a, const convoy__machine *m, const plan *p)
+{
+    const plan pl = *p;
     const double ns = (double)a->count * (double)a->rtype.size, M = pl.M, N = pl.N;
     const double b = (double)(pl.piece * a->rtype.size);
     const double k = (double)((pl.K + pl.mmin - 1) / pl.mmin);
     const double net = 2.0 * (N - 1) * k * (m->alpha + m->beta * b);
-    const double loc = m->gamma * ns * (3.0 * (M - 1) + 1) / M;
-    return (net > loc ? net : loc) + (N - 1) * m->gamma * b + (M > 1 ? 2 * m->alpha : 0);
+    /* Single copy: no copy into the segment and out again; each process reads 2 (M-1)/M of
+     * the vector (its pieces' contributions, the others' finished pieces) at the measured
+     * rate of cross-memory attach (m->cma; gamma where unmeasured) and reduces (M-1)/M,
+     * plus the readers' done handshake at the end. */
+    const double rd = m->cma > 0 ? m->cma : m->gamma;
+    const double loc =
+        pl.cma ? ns * (M - 1) / M * (2.0 * rd + m->gamma) : m->gamma * ns * (3.0 * (M - 1) + 1) / M;
+    return (net > loc ? net : loc) + (N - 1) * m->gamma * b + (M > 1 ? 2 * m->alpha : 0) +
+           (pl.cma ? convoy__flag_cost(m) : 0);
 }
 
 void convoy__allreduce_node_ring_explain(const convoy__args *a, char *buf, size_t len)
@@ -501,6 +693,16 @@ void convoy__allreduce_node_ring_explain(const convoy__args *a, char *buf, size_
         return;
     }
     const int64_t size = a->rtype.size;
+    if (pl.cma) {
+        snprintf(buf, len,
+                 "%d nodes, M = %d: single copy (node peers' pieces read from their buffers by "
+                 "cross-memory attach), K = %lld pieces per part (%lld per process), pieces of up "
+                 "to %lld bytes (model %lld%s)",
+                 pl.N, pl.M, (long long)pl.K, (long long)(pl.K / pl.M),
+                 (long long)(pl.piece * size), (long long)pl.b_model,
+                 pl.b_forced > 0 ? ", CONVOY_ALLREDUCE_NODE_RING_PIECE" : "");
+        return;
+    }
     snprintf(buf, len,
              "%d nodes, M = %d: K = %lld pieces per part (%lld per process), pieces of up to %lld "
              "bytes (model sqrt(2 alpha B / gamma) = %lld, segment slot limit %lld%s), %lld "
