@@ -278,6 +278,71 @@ static int64_t buf_size(const vctx *v, const convoy__schedule *s, int buf)
                                     : v->shm_bytes;
 }
 
+/* An indexed region (an hindexed type): its pairs inside the schedule's table, every block
+ * inside the buffer, their elements adding up to the region's, none in the segment. */
+static int check_indexed(const vctx *v, const convoy__schedule *s, const convoy__region *g,
+                         char *why, size_t len)
+{
+    if (g->nblk < 1 || g->stride < 0 || g->stride + g->nblk > s->nix) {
+        snprintf(why, len, "indexed region of %d blocks from pair %lld of a table of %d", g->nblk,
+                 (long long)g->stride, s->nix);
+        return 1;
+    }
+    if (g->buf == CONVOY_BUF_SHM || (g->buf == CONVOY_BUF_SEND && v->inplace)) {
+        snprintf(why, len, "indexed region in the %s",
+                 g->buf == CONVOY_BUF_SHM ? "segment" : "send buffer although it is MPI_IN_PLACE");
+        return 1;
+    }
+    const int64_t *tab = convoy__reg_table(s, g), size = buf_size(v, s, g->buf);
+    int64_t sum = 0;
+    for (int k = 0; k < g->nblk; k++) {
+        const int64_t lo = g->off + tab[2 * k], n = tab[2 * k + 1] * v->tsb[g->tslot];
+        sum += tab[2 * k + 1];
+        if (tab[2 * k + 1] < 0 || lo < 0 || lo > size || n > size - lo) {
+            snprintf(why, len,
+                     "indexed region's block %d [%lld, %lld) outside the %s of %lld bytes", k,
+                     (long long)lo, (long long)(lo + n), buf_name(g->buf), (long long)size);
+            return 1;
+        }
+    }
+    if (sum != g->count) {
+        snprintf(why, len, "indexed region of %lld elements whose blocks hold %lld",
+                 (long long)g->count, (long long)sum);
+        return 1;
+    }
+    return 0;
+}
+
+static int cmp_pair(const void *x, const void *y)
+{
+    const int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* A receive's blocks must not overlap (MPI: a receive type's entries are distinct), a
+ * send's may (a Scatterv's overlapping blocks). */
+static int indexed_overlap(const vctx *v, const convoy__schedule *s, const convoy__region *g,
+                           char *why, size_t len)
+{
+    if (!g->indexed || g->count == 0) return 0;
+    const int64_t *tab = convoy__reg_table(s, g);
+    int64_t *p = malloc(2 * (size_t)g->nblk * sizeof *p);
+    if (!p) {
+        snprintf(why, len, "checker out of memory");
+        return 1;
+    }
+    memcpy(p, tab, 2 * (size_t)g->nblk * sizeof *p);
+    qsort(p, (size_t)g->nblk, 2 * sizeof *p, cmp_pair);
+    int bad = -1;
+    for (int k = 1; k < g->nblk && bad < 0; k++)
+        if (p[2 * (k - 1)] + p[2 * (k - 1) + 1] * v->tsb[g->tslot] > p[2 * k]) bad = k;
+    if (bad >= 0)
+        snprintf(why, len, "indexed receive whose blocks at %lld and %lld overlap",
+                 (long long)(g->off + p[2 * (bad - 1)]), (long long)(g->off + p[2 * bad]));
+    free(p);
+    return bad >= 0;
+}
+
 static int check_region(const vctx *v, const convoy__schedule *s, const convoy__region *g,
                         char *why, size_t len)
 {
@@ -287,6 +352,7 @@ static int check_region(const vctx *v, const convoy__schedule *s, const convoy__
         return 1;
     }
     if (g->count == 0) return 0;
+    if (g->indexed) return check_indexed(v, s, g, why, len);
     /* A strided region spans from its first block's start to its last block's end. */
     int64_t bytes = g->count * v->tsb[g->tslot] + (g->nblk > 1 ? (g->nblk - 1) * g->stride : 0);
     int64_t size = buf_size(v, s, g->buf);
@@ -344,8 +410,8 @@ static int validate(const vctx *v, const convoy__schedule *s, int comm, const ch
                          comm_size(v->t, s, pc));
             else if (st->tag < 0 || st->tag >= CONVOY_STEP_TAGS)
                 snprintf(r, sizeof r, "tag %d outside 0..%d", st->tag, CONVOY_STEP_TAGS - 1);
-            else
-                check_region(v, s, g, r, sizeof r);
+            else if (!check_region(v, s, g, r, sizeof r) && st->kind == CONVOY_STEP_RECV)
+                indexed_overlap(v, s, g, r, sizeof r);
         } else if (st->kind == CONVOY_STEP_REDUCE || st->kind == CONVOY_STEP_COPY) {
             if (!check_region(v, s, &st->src, r, sizeof r) &&
                 !check_region(v, s, &st->dst, r, sizeof r)) {
@@ -521,8 +587,16 @@ static void rooted_expect(const casedata *d, int op, int rank, unsigned char *im
     } else if (is_gather(d)) {
         if (rank == d->root) vector_image(d, op, img);
     } else {
+        /* Scatter(v): the root's vector from its displacement on (blocks may overlap, then
+         * the vector holds the last rank's cells where they do). */
         for (int64_t k = 0; k < rank_rcells(d, rank); k++) {
+            const int64_t at = d->displs[rank] + k;
             uint64_t v = ag_cell(op, rank, k);
+            for (int j = d->P - 1; j >= 0; j--)
+                if (at >= d->displs[j] && at < d->displs[j] + d->rcounts[j]) {
+                    v = ag_cell(op, j, at - d->displs[j]);
+                    break;
+                }
             memcpy(img + k * d->cb, &v, sizeof v);
         }
     }
@@ -952,27 +1026,50 @@ cleanup:
     return rc;
 }
 
-static void make_displs(casedata *d, uint64_t seed)
+/* Names of the displacement patterns (convoy__check_case.displs). */
+static const char *const displ_names[] = {"seeded",   "packed",   "stride", "gaps",
+                                          "reversed", "shuffled", "overlap"};
+
+int convoy__check_displs_known(const char *name)
+{
+    for (size_t i = 0; i < sizeof displ_names / sizeof *displ_names; i++)
+        if (!strcmp(name, displ_names[i])) return 1;
+    return 0;
+}
+
+static void make_displs(casedata *d, uint64_t seed, const char *pattern)
 {
     uint64_t s = seed ^ 0x5eed0d15b1ac5ULL;
+    const char *pt = pattern ? pattern : "seeded";
     int *perm = malloc((size_t)d->P * sizeof *perm);
     for (int i = 0; i < d->P; i++)
-        perm[i] = i;
-    /* Odd seeds place the blocks in a shuffled order (non-monotone displacements); all
-     * seeds leave gaps of 0..2 elements that must stay untouched. */
-    if (perm && (seed & 1))
+        perm[i] = !strcmp(pt, "reversed") ? d->P - 1 - i : i;
+    /* seeded: odd seeds place the blocks in a shuffled order (non-monotone displacements);
+     * seeded, reversed, shuffled leave gaps of 0..2 elements that must stay untouched. */
+    if (perm && ((!strcmp(pt, "seeded") && (seed & 1)) || !strcmp(pt, "shuffled")))
         for (int i = d->P - 1; i > 0; i--) {
             int j = (int)(convoy__splitmix64(&s) % (uint64_t)(i + 1)), t = perm[i];
             perm[i] = perm[j];
             perm[j] = t;
         }
-    int64_t pos = (int64_t)(convoy__splitmix64(&s) % 2);
+    int64_t pos = (int64_t)(convoy__splitmix64(&s) % 2), end = 0;
     for (int k = 0; k < d->P; k++) {
         int i = perm ? perm[k] : k;
         d->displs[i] = pos;
-        pos += d->rcounts[i] + (int64_t)(convoy__splitmix64(&s) % 3);
+        if (pos + d->rcounts[i] > end) end = pos + d->rcounts[i];
+        if (!strcmp(pt, "packed"))
+            pos += d->rcounts[i];
+        else if (!strcmp(pt, "stride"))
+            pos += d->rcounts[i] + 1;
+        else if (!strcmp(pt, "gaps"))
+            pos += d->rcounts[i] + 1 + i % 3;
+        else if (!strcmp(pt, "overlap"))
+            pos += d->rcounts[i] / 2; /* every block overlaps the next one by half */
+        else
+            pos += d->rcounts[i] + (int64_t)(convoy__splitmix64(&s) % 3);
     }
-    d->rcells = pos + 1 + (int64_t)(convoy__splitmix64(&s) % 2);
+    if (pos > end) end = pos;
+    d->rcells = end + 1 + (int64_t)(convoy__splitmix64(&s) % 2);
     free(perm);
 }
 
@@ -1012,6 +1109,12 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         goto cleanup;
     }
 
+    if (c->displs && !strcmp(c->displs, "overlap") && coll != CONVOY_COLL_SCATTERV) {
+        /* MPI allows overlapping blocks only where they are sent (Scatterv's). */
+        res->status = CONVOY_CHECK_SKIP;
+        snprintf(res->reason, sizeof res->reason, "overlapping receive blocks are erroneous");
+        goto cleanup;
+    }
     if (coll == CONVOY_COLL_ALLGATHERV || is_gs(&d)) {
         /* Rooted: the root's vector like an allgatherv's receive buffer (gaps, shuffled
          * blocks); Gather and Scatter with c->count per rank. */
@@ -1038,7 +1141,7 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
                 d.displs[i] = i * d.rcounts[i];
             d.rcells = P * d.rcounts[0];
         } else {
-            make_displs(&d, c->seed);
+            make_displs(&d, c->seed, c->displs);
         }
         for (int i = 0, pos = 0; is_gs(&d) && i < P; pos += (int)(d.rcounts[i++] * d.cb)) {
             d.bcounts[i] = d.rcounts[i] * d.cb;
@@ -1223,6 +1326,7 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
     for (int i = 0; i < P; i++) {
         const int64_t b = convoy__lane_tree_tmp(scheds[i]);
         if (b > res->st.tmp_max) res->st.tmp_max = b;
+        if (is_rooted(&d) && i == c->root) res->st.tmp_root = b;
     }
 
 cleanup:

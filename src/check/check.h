@@ -45,6 +45,10 @@ typedef struct convoy__check_case {
     int64_t count;            /* allreduce, bcast, reduce, scan, exscan: elements; gather,
                                  scatter: per rank; alltoall: elements per block */
     int root;                 /* rooted collectives: the root's rank (< procs) */
+    const char *displs;       /* gatherv, scatterv: the root's displacements (NULL or "seeded":
+                                 gaps of 0..2, shuffled for odd seeds; "packed", "stride" (a
+                                 gap of 1), "gaps" (1..3 by rank), "reversed", "shuffled",
+                                 "overlap" (Scatterv only: blocks overlap by half) */
     uint64_t seed;            /* layout, counts, displacements and completion order */
     int inplace;              /* MPI_IN_PLACE */
     int commutative;          /* allreduce, reduce_scatter: the operation commutes (else rank
@@ -81,6 +85,7 @@ typedef struct convoy__check_stats {
     int64_t node_out_min;              /* the least a node sends */
     int64_t inter_total;               /* inter-node bytes all nodes send together */
     int64_t tmp_max;    /* scratch bytes one rank's schedule tree allocates (all its nodes) */
+    int64_t tmp_root;   /* rooted collectives: the root's (else 0) */
     int64_t cell_bytes; /* bytes of one element in this case (symbolic cells) */
     int64_t lane_max, lane_min; /* inter-node bytes sent by the ranks of node rank j */
     int64_t round_node_out_max; /* lockstep: most inter-node messages a node sends */
@@ -116,6 +121,8 @@ void convoy__check_case_init(convoy__check_case *c);
 /* Runs one case. Returns 0 (the verdict is in r->status) or an error code when the
  * checker itself could not run (out of memory, bad case). */
 int convoy__check_run(const convoy__check_case *c, convoy__check_result *r);
+/* Whether name is a displacement pattern of convoy__check_case.displs. */
+int convoy__check_displs_known(const char *name);
 
 /* Algorithms the checker knows beyond the registry (test builders such as the streaming
  * node-segment allgatherv of tests/common/shm_stream.c). */

@@ -30,11 +30,14 @@ typedef struct chk_req {
     int is_send, peer, tag, chan;
     unsigned char *buf;
     int64_t bytes;
-    int64_t nblk, blen, stride; /* strided regions: nblk blocks of blen bytes (else 1, bytes) */
-    int64_t seq;                /* posting order, over the whole world */
-    int done;                   /* matched: the data has moved */
-    int64_t shm_off;            /* >= 0: the buffer lies in the node segment at this offset */
-    int x_pending;              /* a receive into memory node peers may read (chk_rank.xw) */
+    int64_t nblk; /* blocks (strided and indexed regions: a derived type; else 1) */
+    int64_t *blk; /* [2 nblk] each block's byte offset from buf and its bytes, in the
+                     order the message's bytes stream through them (one[] for 1 block) */
+    int64_t one[2];
+    int64_t seq;     /* posting order, over the whole world */
+    int done;        /* matched: the data has moved */
+    int64_t shm_off; /* >= 0: the buffer lies in the node segment at this offset */
+    int x_pending;   /* a receive into memory node peers may read (chk_rank.xw) */
     /* Causality (chk_world.sync): what the sender knew when it posted the send (a send's
      * own snapshot; a receive's copy of its match's), and in which operation. */
     int know_op;

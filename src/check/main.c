@@ -78,6 +78,10 @@ static void usage(FILE *f)
             "                        what a node sends depends on its place, the sum not)\n"
             "  --expect-tmp-max F    fail a case whose schedule (with its nested ones)\n"
             "                        allocates more scratch bytes than F on some rank\n"
+            "  --expect-tmp-root F   the same for the root's schedule (rooted collectives)\n"
+            "  --displs LIST         gatherv and scatterv displacements: seeded (default:\n"
+            "                        gaps of 0..2, shuffled for odd seeds), packed, stride,\n"
+            "                        gaps, reversed, shuffled, overlap (scatterv only)\n"
             "  --expect-inflight K|nm  fail such a case whose lockstep run never moves K\n"
             "                        inter-node messages in one round (nm: nodes x largest\n"
             "                        node)\n"
@@ -221,7 +225,7 @@ static void agg_add(agg *g, const convoy__check_stats *st)
 /* --- the sweep ----------------------------------------------------------------------- */
 
 typedef struct opts {
-    strlist colls, algos, layouts, counts, ops_kinds, modes, roots;
+    strlist colls, algos, layouts, counts, ops_kinds, modes, roots, displs;
     intlist procs, ppn, count, inplace;
     int64_t base, shm_bytes;
     int cma;
@@ -232,7 +236,7 @@ typedef struct opts {
     int expect_busy;
     int64_t expect_inflight; /* 0: none, -1: nodes x largest node */
     /* formulas (expr() below), or NULL */
-    const char *expect_node_bytes, *expect_inter_bytes, *expect_tmp_max;
+    const char *expect_node_bytes, *expect_inter_bytes, *expect_tmp_max, *expect_tmp_root;
     int64_t *ids;
     int nids;
     int nparams;
@@ -296,9 +300,10 @@ static void case_name(const convoy__check_case *c, int coll, char *buf, size_t l
                  convoy__coll_name(coll), c->algo->name, where, c->counts, (long long)c->base,
                  c->inplace, (unsigned long long)c->seed);
     else if (coll == CONVOY_COLL_GATHERV || coll == CONVOY_COLL_SCATTERV)
-        snprintf(buf, len, "%s %s %s root=%d counts=%s base=%lld inplace=%d seed=%llu",
+        snprintf(buf, len, "%s %s %s root=%d counts=%s base=%lld displs=%s inplace=%d seed=%llu",
                  convoy__coll_name(coll), c->algo->name, where, c->root, c->counts,
-                 (long long)c->base, c->inplace, (unsigned long long)c->seed);
+                 (long long)c->base, c->displs ? c->displs : "seeded", c->inplace,
+                 (unsigned long long)c->seed);
     else if (is_rooted(coll))
         snprintf(buf, len, "%s %s %s root=%d count=%lld inplace=%d seed=%llu",
                  convoy__coll_name(coll), c->algo->name, where, c->root, (long long)c->count,
@@ -443,7 +448,9 @@ static int formula(const char *expr, const convoy__check_case *c, const convoy__
 static int bytes_fail(const convoy__check_case *c, const opts *o, const convoy__check_stats *st,
                       const char *name)
 {
-    if (!o->expect_node_bytes && !o->expect_inter_bytes && !o->expect_tmp_max) return 0;
+    if (!o->expect_node_bytes && !o->expect_inter_bytes && !o->expect_tmp_max &&
+        !o->expect_tmp_root)
+        return 0;
     int64_t *ids = malloc((size_t)c->procs * sizeof *ids);
     convoy__topo t;
     memset(&t, 0, sizeof t);
@@ -484,6 +491,17 @@ static int bytes_fail(const convoy__check_case *c, const opts *o, const convoy__
             printf("FAIL %s: a rank's schedule allocates %lld bytes of scratch, more than %s = "
                    "%.0f\n",
                    name, (long long)st->tmp_max, o->expect_tmp_max, want);
+            fail = 1;
+        }
+    }
+    if (ok && !fail && o->expect_tmp_root && is_rooted(c->coll)) {
+        if (formula(o->expect_tmp_root, c, &t, st, &want)) {
+            printf("ERROR %s: bad formula %s\n", name, o->expect_tmp_root);
+            fail = 1;
+        } else if ((double)st->tmp_root > want) {
+            printf("FAIL %s: the root's schedule allocates %lld bytes of scratch, more than %s = "
+                   "%.0f\n",
+                   name, (long long)st->tmp_root, o->expect_tmp_root, want);
             fail = 1;
         }
     }
@@ -639,7 +657,8 @@ static void run_case(convoy__check_case *c, const opts *o, const convoy__check_m
     printf("ok %s: rounds %lld%s, messages %lld (max %lld per rank), bytes %lld (max %lld per "
            "rank), inter-node bytes per node max out %lld in %lld, per lane %lld..%lld, per "
            "rank %lld..%lld; ranks not sending %lld, not receiving %lld, not reducing %lld; "
-           "inter-node messages in one round %lld, in flight %lld\n",
+           "inter-node messages in one round %lld, in flight %lld; scratch max %lld, root "
+           "%lld\n",
            name, (long long)res.st.rounds, pred, (long long)res.st.msgs,
            (long long)res.st.rank_msgs_max, (long long)res.st.bytes,
            (long long)res.st.rank_bytes_max, (long long)res.st.node_out_max,
@@ -647,7 +666,7 @@ static void run_case(convoy__check_case *c, const opts *o, const convoy__check_m
            (long long)res.st.rank_inter_min, (long long)res.st.rank_inter_max,
            (long long)res.st.ranks_not_sending, (long long)res.st.ranks_not_receiving,
            (long long)res.st.ranks_not_reducing, (long long)res.st.round_inter_max,
-           (long long)res.st.inflight_max);
+           (long long)res.st.inflight_max, (long long)res.st.tmp_max, (long long)res.st.tmp_root);
 }
 
 static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
@@ -679,6 +698,9 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
     const int equal = coll != convoy__coll_base(coll);
     const int reduces = convoy__coll_reduces(coll);
     const int nkind = barrier ? 1 : by_dist ? o->counts.n : o->count.n;
+    /* Gatherv, Scatterv: every displacement pattern of --displs (default: seeded). */
+    const int vroot = coll == CONVOY_COLL_GATHERV || coll == CONVOY_COLL_SCATTERV;
+    const int ndis = vroot && o->displs.n > 0 ? o->displs.n : 1;
     const int nop = reduces ? o->ops_kinds.n : 1;
     const int nin = barrier || coll == CONVOY_COLL_BCAST ? 1 : o->inplace.n;
     const int s0 = o->seed ? o->seed : 1, s1 = o->seed ? o->seed : o->seeds;
@@ -723,7 +745,12 @@ static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
                                 }
                                 for (int k = 0, nr = 1; k < nr; k++) {
                                     c.root = root_of(o, k, c.procs, &nr);
-                                    if (c.root >= 0) run_case(&c, o, mut, t, g);
+                                    if (c.root < 0) continue;
+                                    for (int di = 0; di < ndis; di++) {
+                                        c.displs =
+                                            vroot && o->displs.n > 0 ? o->displs.v[di] : NULL;
+                                        run_case(&c, o, mut, t, g);
+                                    }
                                 }
                             }
 }
@@ -938,6 +965,12 @@ int main(int argc, char **argv)
             o.expect_inter_bytes = v;
         } else if (!strcmp(a, "--expect-tmp-max")) {
             o.expect_tmp_max = v;
+        } else if (!strcmp(a, "--expect-tmp-root")) {
+            o.expect_tmp_root = v;
+        } else if (!strcmp(a, "--displs")) {
+            bad = parse_strs(v, &o.displs);
+            for (int k = 0; !bad && k < o.displs.n; k++)
+                bad = !convoy__check_displs_known(o.displs.v[k]);
         } else if (!strcmp(a, "--seeds")) {
             o.seeds = atoi(v);
             bad = o.seeds < 1;
@@ -1105,6 +1138,7 @@ cleanup:
     free_strs(&o.layouts);
     free_strs(&o.counts);
     free_strs(&o.roots);
+    free_strs(&o.displs);
     free_strs(&o.ops_kinds);
     free_strs(&o.modes);
     free(o.procs.v);

@@ -47,9 +47,11 @@ static int readd(convoy__schedule *ns, const convoy__schedule *s, const convoy__
 {
     switch (st->kind) {
     case CONVOY_STEP_SEND:
-        return convoy__add_send(ns, st->comm, st->peer, st->tag, st->src, nd, deps);
+        return convoy__add_send(ns, st->comm, st->peer, st->tag, convoy__reg_move(ns, s, st->src),
+                                nd, deps);
     case CONVOY_STEP_RECV:
-        return convoy__add_recv(ns, st->comm, st->peer, st->tag, st->dst, nd, deps);
+        return convoy__add_recv(ns, st->comm, st->peer, st->tag, convoy__reg_move(ns, s, st->dst),
+                                nd, deps);
     case CONVOY_STEP_REDUCE: return convoy__add_reduce(ns, st->src, st->dst, nd, deps);
     case CONVOY_STEP_COPY: return convoy__add_copy(ns, st->src, st->dst, nd, deps);
     case CONVOY_STEP_NOTIFY: return convoy__add_notify(ns, st->flag, st->value, nd, deps);

@@ -374,11 +374,13 @@ static int x_write(chk_world *w, chk_rank *r, const void *p, int64_t bytes, int 
 /* A receive into r's buffers completed: its data is there as of now. */
 static void x_complete(chk_world *w, chk_rank *r, const chk_req *q)
 {
-    const int64_t off = x_off(r, q->buf, q->bytes);
     const chk_node *nd = &w->nodes[r->node];
     const uint32_t now = nd->vc[(size_t)r->nrank * nd->n + r->nrank] + 1;
-    for (int64_t b = off; off >= 0 && b < off + q->bytes; b++)
-        if (r->xw[b] == CHK_PENDING) r->xw[b] = now;
+    for (int64_t k = 0; k < q->nblk; k++) {
+        const int64_t len = q->blk[2 * k + 1], off = x_off(r, q->buf + q->blk[2 * k], len);
+        for (int64_t b = off; off >= 0 && b < off + len; b++)
+            if (r->xw[b] == CHK_PENDING) r->xw[b] = now;
+    }
 }
 
 /* Rank r finishes its operation (its buffers go back to the user): every node peer that
@@ -469,8 +471,17 @@ static int t_peer_read(void *ctx, int q, const void *slot, void *dst, int64_t by
 
 /* --- the transport ------------------------------------------------------------------- */
 
+static void req_free(chk_req *q)
+{
+    if (q && q->blk != q->one) free(q->blk);
+    free(q);
+}
+
+/* Posts a message of count elements of tslot at buf; shape: a strided or indexed region
+ * (a derived type: its blocks, ix an indexed region's (byte offset, elements) pairs), or
+ * NULL for one contiguous block. */
 static int post(chk_rank *r, int is_send, int peer, int tag, void *buf, int64_t count, int tslot,
-                const convoy__region *shape, void **req)
+                const convoy__region *shape, const int64_t *ix, void **req)
 {
     chk_world *w = r->w;
     const char *what = is_send ? "send" : "receive";
@@ -484,26 +495,62 @@ static int post(chk_rank *r, int is_send, int peer, int tag, void *buf, int64_t 
     if (tslot < 0 || tslot >= CONVOY_NTSLOT || count < 0)
         return chk_fail(w, "rank %d: %s of %lld elements of type slot %d", r->rank, what,
                         (long long)count, tslot);
-    int64_t bytes = count * w->tslot_bytes[tslot], so;
-    const int64_t nblk = shape ? shape->nblk : 1, stride = shape ? shape->stride : 0;
-    /* A strided region (a vector type): every block in bounds, none in the segment. */
-    for (int64_t k = 1; k < nblk; k++) {
-        if (resolve(r, (char *)buf + k * stride, bytes, !is_send, what, &so))
-            return CONVOY_ERR_INTERN;
-        if (so >= 0) return chk_fail(w, "rank %d: strided %s in the node segment", r->rank, what);
-    }
-    if (resolve(r, buf, bytes, !is_send, what, &so)) return CONVOY_ERR_INTERN;
-    if (so >= 0 && nblk > 1)
-        return chk_fail(w, "rank %d: strided %s in the node segment", r->rank, what);
-    if (so >= 0 && (is_send ? shm_read(w, r, so, bytes, 1) : shm_write(w, r, so, bytes, 1)))
-        return CONVOY_ERR_INTERN;
-    if (!is_send && x_write(w, r, buf, bytes, 1)) return CONVOY_ERR_INTERN;
+    const int64_t tb = w->tslot_bytes[tslot];
+    const int indexed = shape && shape->indexed;
+    if (indexed && !ix) return chk_fail(w, "rank %d: indexed %s without its table", r->rank, what);
+    const int64_t nblk = indexed ? shape->nblk : shape && shape->nblk > 1 ? shape->nblk : 1;
+    if (nblk < 1) return chk_fail(w, "rank %d: %s of %lld blocks", r->rank, what, (long long)nblk);
     chk_req *q = calloc(1, sizeof *q + (size_t)w->kw * sizeof(uint64_t));
-    if (q && is_send && w->topo->node_of[peer] != r->node && ++w->inflight > w->inflight_max)
+    if (!q) return chk_fail(w, "checker out of memory");
+    q->blk = nblk > 1 ? malloc(2 * (size_t)nblk * sizeof *q->blk) : q->one;
+    if (!q->blk) {
+        req_free(q);
+        return chk_fail(w, "checker out of memory");
+    }
+    /* The blocks: a strided region's nblk of count elements stride bytes apart, an indexed
+     * one's from its table (their counts must add up to the region's), else one. */
+    int64_t total = 0, so = -1;
+    for (int64_t k = 0; k < nblk; k++) {
+        q->blk[2 * k] = indexed ? ix[2 * k] : k * (shape ? shape->stride : 0);
+        q->blk[2 * k + 1] = (indexed ? ix[2 * k + 1] : count) * tb;
+        if (q->blk[2 * k + 1] < 0) {
+            const long long b = (long long)q->blk[2 * k + 1];
+            req_free(q);
+            return chk_fail(w, "rank %d: %s block of %lld bytes", r->rank, what, b);
+        }
+        total += q->blk[2 * k + 1];
+    }
+    if (indexed && total != count * tb) {
+        req_free(q);
+        return chk_fail(w, "rank %d: indexed %s of %lld bytes whose blocks hold %lld", r->rank,
+                        what, (long long)(count * tb), (long long)total);
+    }
+    /* Every block in bounds; a derived type's never in the segment. */
+    for (int64_t k = 0; k < nblk; k++) {
+        if (resolve(r, (char *)buf + q->blk[2 * k], q->blk[2 * k + 1], !is_send, what, &so)) {
+            req_free(q);
+            return CONVOY_ERR_INTERN;
+        }
+        if (so >= 0 && nblk > 1) {
+            req_free(q);
+            return chk_fail(w, "rank %d: %s of %lld blocks in the node segment", r->rank, what,
+                            (long long)nblk);
+        }
+    }
+    if (so >= 0 && (is_send ? shm_read(w, r, so, total, 1) : shm_write(w, r, so, total, 1))) {
+        req_free(q);
+        return CONVOY_ERR_INTERN;
+    }
+    for (int64_t k = 0; !is_send && k < nblk; k++)
+        if (x_write(w, r, (char *)buf + q->blk[2 * k], q->blk[2 * k + 1], 1)) {
+            req_free(q);
+            return CONVOY_ERR_INTERN;
+        }
+    if (is_send && w->topo->node_of[peer] != r->node && ++w->inflight > w->inflight_max)
         w->inflight_max = w->inflight;
     int ci = chan_get(w, is_send ? chan_key(r->rank, peer, tag) : chan_key(peer, r->rank, tag));
-    if (!q || ci < 0) {
-        free(q);
+    if (ci < 0) {
+        req_free(q);
         return chk_fail(w, "checker out of memory");
     }
     q->owner = r;
@@ -512,10 +559,8 @@ static int post(chk_rank *r, int is_send, int peer, int tag, void *buf, int64_t 
     q->tag = tag;
     q->chan = ci;
     q->buf = buf;
-    q->bytes = bytes * nblk;
+    q->bytes = total;
     q->nblk = nblk;
-    q->blen = bytes;
-    q->stride = stride;
     q->seq = w->seq++;
     q->shm_off = so;
     q->x_pending = !is_send && r->xw;
@@ -537,23 +582,24 @@ static int post(chk_rank *r, int is_send, int peer, int tag, void *buf, int64_t 
 static int t_isend(void *ctx, int peer, int tag, const void *buf, int64_t count, int tslot,
                    void **req)
 {
-    return post(ctx, 1, peer, tag, (void *)buf, count, tslot, NULL, req);
+    return post(ctx, 1, peer, tag, (void *)buf, count, tslot, NULL, NULL, req);
 }
 
 static int t_irecv(void *ctx, int peer, int tag, void *buf, int64_t count, int tslot, void **req)
 {
-    return post(ctx, 0, peer, tag, buf, count, tslot, NULL, req);
+    return post(ctx, 0, peer, tag, buf, count, tslot, NULL, NULL, req);
 }
 
 static int t_isendv(void *ctx, int peer, int tag, const void *buf, const convoy__region *r,
-                    void **req)
+                    const int64_t *ix, void **req)
 {
-    return post(ctx, 1, peer, tag, (void *)buf, r->count, r->tslot, r, req);
+    return post(ctx, 1, peer, tag, (void *)buf, r->count, r->tslot, r, ix, req);
 }
 
-static int t_irecvv(void *ctx, int peer, int tag, void *buf, const convoy__region *r, void **req)
+static int t_irecvv(void *ctx, int peer, int tag, void *buf, const convoy__region *r,
+                    const int64_t *ix, void **req)
 {
-    return post(ctx, 0, peer, tag, buf, r->count, r->tslot, r, req);
+    return post(ctx, 0, peer, tag, buf, r->count, r->tslot, r, ix, req);
 }
 
 static int t_test(void *ctx, void **req, int *done)
@@ -566,7 +612,7 @@ static int t_test(void *ctx, void **req, int *done)
     if (q->shm_off >= 0) shm_complete(r->w, q);
     if (q->x_pending) x_complete(r->w, r, q);
     if (r->w->sync && !q->is_send) know_merge(r->w, r, q->know_op, q->know);
-    free(q);
+    req_free(q);
     *req = NULL;
     *done = 1;
     return 0;
@@ -598,7 +644,7 @@ static void t_cancel(void *ctx, void **req)
         unlink_req(r->w, q);
         if (q->is_send && r->w->topo->node_of[q->peer] != r->node) r->w->inflight--;
     }
-    free(q);
+    req_free(q);
     *req = NULL;
 }
 
@@ -741,14 +787,17 @@ static void do_match(chk_world *w, int ci)
                  sr->rank, (long long)s->bytes, dr->rank, s->tag, (long long)d->bytes);
         return;
     }
-    /* The data moves as one stream of bytes from the sender's blocks into the receiver's. */
-    for (int64_t k = 0; k < s->bytes;) {
-        const int64_t so = k % s->blen, doff = k % d->blen;
-        int64_t n = s->blen - so < d->blen - doff ? s->blen - so : d->blen - doff;
-        if (n > s->bytes - k) n = s->bytes - k;
-        memmove(d->buf + k / d->blen * d->stride + doff, s->buf + k / s->blen * s->stride + so,
-                (size_t)n);
-        k += n;
+    /* The data moves as one stream of bytes from the sender's blocks into the receiver's,
+     * each side's blocks in their order (a derived type's type map). */
+    for (int64_t k = 0, sb = 0, so = 0, db = 0, doff = 0; k < s->bytes;) {
+        while (so == s->blk[2 * sb + 1])
+            sb++, so = 0;
+        while (doff == d->blk[2 * db + 1])
+            db++, doff = 0;
+        int64_t n = s->blk[2 * sb + 1] - so;
+        if (n > d->blk[2 * db + 1] - doff) n = d->blk[2 * db + 1] - doff;
+        memmove(d->buf + d->blk[2 * db] + doff, s->buf + s->blk[2 * sb] + so, (size_t)n);
+        k += n, so += n, doff += n;
     }
     if (w->sync) {
         d->know_op = s->know_op;
@@ -1067,11 +1116,11 @@ void chk_world_free(chk_world *w)
     for (int c = 0; c < w->nchans; c++) {
         for (chk_req *q = w->chans[c].sh, *nx; q; q = nx) {
             nx = q->next;
-            free(q);
+            req_free(q);
         }
         for (chk_req *q = w->chans[c].rh, *nx; q; q = nx) {
             nx = q->next;
-            free(q);
+            req_free(q);
         }
     }
     for (int nn = 0; w->nodes && nn < w->nnodes; nn++) {

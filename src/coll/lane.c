@@ -349,8 +349,8 @@ static void append(convoy__schedule *c, const convoy__schedule *x, int tag_off, 
         }
         for (int k = 0; k < st.ndeps; k++)
             dd[k] = base + x->deps[st.dep_first + k];
-        st.src = rebase(st.src, send, recv, tbase);
-        st.dst = rebase(st.dst, send, recv, tbase);
+        st.src = rebase(convoy__reg_move(c, x, st.src), send, recv, tbase);
+        st.dst = rebase(convoy__reg_move(c, x, st.dst), send, recv, tbase);
         switch (st.kind) {
         case CONVOY_STEP_SEND:
             convoy__add_send(c, st.comm, st.peer, st.tag + tag_off, st.src, st.ndeps, dd);

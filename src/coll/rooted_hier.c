@@ -14,13 +14,13 @@ int64_t convoy__rooted_hier_in_node(const convoy__args *a, int l, int q)
     return off;
 }
 
-/* Node l's ranks in node-rank order (the order of its packed blocks) and their runs. */
-static int node_runs(const convoy__args *a, int l, int32_t *rk, convoy__rooted_run *runs)
+/* Node l's ranks in node-rank order (the order of its packed blocks); their number. */
+static int node_ranks(const convoy__args *a, int l, int32_t *rk)
 {
     const int n = a->topo->node_size[l];
     for (int q = 0; q < n; q++)
         rk[q] = convoy__topo_rank_at(a->topo, l, q);
-    return convoy__rooted_runs(a, rk, n, runs);
+    return n;
 }
 
 /* Node rank q's block in its leader's scratch (the node's blocks packed in node-rank order;
@@ -49,15 +49,11 @@ int convoy__rooted_hier_build(const convoy__args *a, convoy__schedule *s)
     const int g = convoy__rooted_gathers(a), R = t->node_of[a->root];
     const int r0 = t->node_rank_of[a->root], lead = r0 % t->ppn;
     int32_t *rk = malloc((size_t)t->max_ppn * sizeof *rk);
-    convoy__rooted_run *runs = malloc((size_t)t->max_ppn * sizeof *runs);
     int64_t tmp = 0;
-    if (!rk || !runs) {
-        free(rk), free(runs);
-        return s->err = CONVOY_ERR_NO_MEM;
-    }
+    if (!rk) return s->err = CONVOY_ERR_NO_MEM;
     if (t->rank == a->root) {
         /* The root: its node's blocks straight from (into) their processes, every other
-         * node's from (to) its leader, one message per run, straight in the vector. */
+         * node's from (to) its leader, one message per node, straight in the vector. */
         const int64_t own = convoy__rooted_bytes(a, a->root);
         if (!a->inplace && own > 0)
             g ? convoy__add_copy(s, convoy__rooted_own(a), convoy__rooted_block(a, a->root), 0,
@@ -67,14 +63,12 @@ int convoy__rooted_hier_build(const convoy__args *a, convoy__schedule *s)
         for (int q = 0; q < t->ppn; q++)
             if (q != r0)
                 convoy__rooted_run_root(a, s, CONVOY_COMM_NODE, q, 0,
-                                        &t->members[t->node_first[R] + q], 1, &tmp);
+                                        &t->members[t->node_first[R] + q], 1);
         for (int l = 0; l < t->nnodes; l++) {
             if (l == R) continue;
-            const int nr = node_runs(a, l, rk, runs);
-            const int leader = convoy__topo_rank_at(t, l, r0 % t->node_size[l]);
-            for (int u = 0; u < nr; u++)
-                convoy__rooted_run_root(a, s, CONVOY_COMM_ALL, leader, 1 + u, rk + runs[u].first,
-                                        runs[u].n, &tmp);
+            const int n = node_ranks(a, l, rk);
+            convoy__rooted_run_root(a, s, CONVOY_COMM_ALL,
+                                    convoy__topo_rank_at(t, l, r0 % t->node_size[l]), 1, rk, n);
         }
     } else if (t->node == R || t->node_rank != lead) {
         /* Straight to (from) the root, or to (from) the node's leader, in the user's types. */
@@ -82,29 +76,22 @@ int convoy__rooted_hier_build(const convoy__args *a, convoy__schedule *s)
                                convoy__rooted_own(a), 0, NULL);
     } else {
         /* A leader: its node's blocks packed in node-rank order in its scratch, exchanged with
-         * the processes (their own types on their end) and with the root (one run each). */
+         * the processes (their own types on their end) and with the root (one message). */
         const int me = t->node_rank;
         const int64_t mine = convoy__rooted_bytes(a, t->rank),
                       at = convoy__rooted_hier_in_node(a, t->node, me);
         const convoy__region own = convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, at, mine);
         tmp = convoy__rooted_hier_in_node(a, t->node, t->ppn);
-        const int nr = node_runs(a, t->node, rk, runs);
-        convoy__lane_deps in = {0}; /* Gather: the node's blocks; Scatter: the runs */
+        node_ranks(a, t->node, rk);
+        convoy__lane_deps in = {0}; /* Gather: the node's blocks; Scatter: their message */
         if (g && mine > 0)
             convoy__lane_deps_add(&in, convoy__add_copy(s, convoy__rooted_own(a), own, 0, NULL), s);
         for (int q = 0; g && q < t->ppn; q++)
             if (q != me) convoy__lane_deps_add(&in, near_end(a, s, q, piece(a, rk, q), 0, NULL), s);
-        int64_t o = 0;
-        for (int u = 0; u < nr; u++) {
-            int64_t b = 0;
-            for (int v = 0; v < runs[u].n; v++)
-                b += convoy__rooted_bytes(a, rk[runs[u].first + v]);
-            const int step = convoy__rooted_run_far(
-                a, s, CONVOY_COMM_ALL, a->root, 1 + u,
-                convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, o, b), g ? in.n : 0, in.v);
-            if (!g) convoy__lane_deps_add(&in, step, s);
-            o += b;
-        }
+        const int step =
+            convoy__rooted_run_far(a, s, CONVOY_COMM_ALL, a->root, 1,
+                                   convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, 0, tmp), in.n, in.v);
+        if (!g) convoy__lane_deps_add(&in, step, s);
         for (int q = 0; !g && q < t->ppn; q++)
             if (q != me) near_end(a, s, q, piece(a, rk, q), in.n, in.v);
         if (!g && mine > 0) convoy__add_copy(s, own, convoy__rooted_own(a), in.n, in.v);
@@ -112,7 +99,6 @@ int convoy__rooted_hier_build(const convoy__args *a, convoy__schedule *s)
     }
     s->tmp_bytes = tmp;
     free(rk);
-    free(runs);
     return s->err;
 }
 
@@ -125,7 +111,7 @@ double convoy__rooted_hier_cost(const convoy__args *a, const convoy__machine *m)
     const int64_t per_node = t->nnodes > 1 ? (total - onR) / (t->nnodes - 1) : 0;
     const convoy__machine node = convoy__lane_level(m, 0), net = convoy__lane_level(m, 1);
     /* The leaders collect (hand out) their nodes' blocks while the root does so on its node;
-     * then the root takes (gives) one message per node (a run: one on regular layouts). */
+     * then the root takes (gives) one message per node. */
     const int nmax = t->max_ppn;
     return (nmax - 1) * node.alpha + node.beta * (double)(per_node > onR ? per_node : onR) +
            (t->nnodes - 1) * net.alpha + net.beta * (double)(total - onR);

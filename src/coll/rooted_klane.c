@@ -84,6 +84,27 @@ convoy__region convoy__rooted_klane_piece(const convoy__args *a, int q)
                        convoy__rooted_bytes(a, convoy__topo_rank_at(t, t->node, q)));
 }
 
+int convoy__rooted_klane_root_range(const convoy__args *a, const convoy__rooted_klane *p,
+                                    convoy__schedule *s, int comm, int peer, int tag, int u0,
+                                    int u1)
+{
+    const convoy__topo *t = a->topo;
+    /* The range's blocks in the order the other end packs them: relative nodes in order,
+     * each node's in node-rank order. */
+    const int n = (u1 - u0) * p->k;
+    int32_t *rk = malloc((size_t)(n > 0 ? n : 1) * sizeof *rk);
+    if (!rk) {
+        s->err = CONVOY_ERR_NO_MEM;
+        return -1;
+    }
+    for (int u = u0, i = 0; u < u1; u++)
+        for (int q = 0; q < p->k; q++)
+            rk[i++] = convoy__topo_rank_at(t, (p->R + u) % p->N, q);
+    const int step = convoy__rooted_run_root(a, s, comm, peer, tag, rk, n);
+    free(rk);
+    return step;
+}
+
 double convoy__rooted_klane_cost(const convoy__args *a, const convoy__machine *m)
 {
     const convoy__topo *t = a->topo;
@@ -95,7 +116,8 @@ double convoy__rooted_klane_cost(const convoy__args *a, const convoy__machine *m
     const convoy__machine lane = convoy__lane_level(m, k), node = convoy__lane_level(m, 0);
     /* Per level one inter-node and k - 1 node-internal messages; the root node's ports
      * carry the other nodes' bytes, 1/k each, and they all cross the root node once more
-     * (the node phase); every byte off the root node is packed and unpacked once. */
+     * (the node phase); every byte off the root node is copied once (packed by its owner
+     * for a Gather, unpacked for a Scatter; the root moves them in place). */
     return depth * (lane.alpha + (k - 1) * node.alpha) + lane.beta * total / k + node.beta * total +
-           2.0 * m->gamma * total;
+           m->gamma * total;
 }

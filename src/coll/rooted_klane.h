@@ -34,6 +34,12 @@ int convoy__rooted_klane_children(const convoy__rooted_klane *p, int port, int *
 /* My scratch's region of the relative nodes [u0, u1), and of node rank q's block on my node. */
 convoy__region convoy__rooted_klane_range(const convoy__rooted_klane *p, int u0, int u1);
 convoy__region convoy__rooted_klane_piece(const convoy__args *a, int q);
+/* The root's end of the message of relative nodes [u0, u1)'s range with peer (numbered in
+ * comm): Gather receives it, Scatter sends it, straight in the root's vector (a strided or
+ * indexed region, rooted_lane.h: no packing, no scratch). Returns the step (-1: no bytes). */
+int convoy__rooted_klane_root_range(const convoy__args *a, const convoy__rooted_klane *p,
+                                    convoy__schedule *s, int comm, int peer, int tag, int u0,
+                                    int u1);
 /* Predicted time (Gather and Scatter alike). */
 double convoy__rooted_klane_cost(const convoy__args *a, const convoy__machine *m);
 

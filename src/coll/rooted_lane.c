@@ -1,61 +1,47 @@
 /*
  * The full-lane Gather(v) and Scatter(v) (gather_lane.c, scatter_lane.c say what they do
- * and cost) and the runs both they and the hierarchical versions use (rooted_lane.h).
+ * and cost) and the runs both they and the hierarchical versions use (rooted_lane.h): one
+ * message per run, straight in the root's vector through a strided or indexed region.
  */
 #include <stdlib.h>
 
 #include "coll/rooted_lane.h"
 
-int convoy__rooted_runs(const convoy__args *a, const int32_t *rk, int k, convoy__rooted_run *runs)
-{
-    int nr = 0;
-    for (int i = 0; i < k;) {
-        const int64_t b = convoy__rooted_bytes(a, rk[i]);
-        int n = 1;
-        while (i + n < k && convoy__rooted_bytes(a, rk[i + n]) == b && rk[i + 1] > rk[i] &&
-               rk[i + n] - rk[i + n - 1] == rk[i + 1] - rk[i])
-            n++;
-        runs[nr++] = (convoy__rooted_run){i, n};
-        i += n;
-    }
-    return nr;
-}
-
 int convoy__rooted_run_root(const convoy__args *a, convoy__schedule *s, int comm, int peer, int tag,
-                            const int32_t *rk, int n, int64_t *tmp)
+                            const int32_t *rk, int n)
 {
     const int g = convoy__rooted_gathers(a);
-    int64_t bytes = 0;
-    for (int k = 0; k < n; k++)
-        bytes += convoy__rooted_bytes(a, rk[k]);
-    if (bytes == 0) return -1;
-    /* Evenly spaced in the vector (and apart): one strided region, the paper's vector type. */
-    convoy__region r = convoy__rooted_block(a, rk[0]);
-    const int64_t d = n > 1 ? a->displs[rk[1]] - a->displs[rk[0]] : 0;
-    int even = n == 1 || d >= a->rcounts[rk[0]];
-    for (int k = 2; k < n && even; k++)
-        even = a->displs[rk[k]] - a->displs[rk[k - 1]] == d;
-    if (even) {
-        r = convoy__reg_strided(r.buf, r.tslot, r.off, r.count, n,
-                                d * (g ? a->rtype.extent : a->stype.extent));
-        return g ? convoy__add_recv(s, comm, peer, tag, r, 0, NULL)
+    const int64_t ext = g ? a->rtype.extent : a->stype.extent;
+    /* The blocks that hold data, in the order the other end packs them. */
+    int64_t *disp = malloc(2 * (size_t)(n > 0 ? n : 1) * sizeof *disp), *cnt = disp + n;
+    if (!disp) {
+        s->err = CONVOY_ERR_NO_MEM;
+        return -1;
+    }
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (convoy__rooted_bytes(a, rk[i]) > 0) {
+            disp[k] = a->displs[rk[i]] * ext;
+            cnt[k++] = a->rcounts[rk[i]];
+        }
+    int step = -1;
+    if (k > 0) {
+        /* One block: a plain region. Equal blocks evenly spaced in the vector (and apart):
+         * one strided region, the paper's vector type with a resized extent. Anything else
+         * (uneven displacements, different counts, gaps, any order): an indexed region, the
+         * hindexed type of the blocks. Either way straight in the vector. */
+        const convoy__region b = convoy__rooted_block(a, rk[0]);
+        const int64_t d = k > 1 ? disp[1] - disp[0] : 0;
+        int even = k == 1 || d >= cnt[0] * ext;
+        for (int i = 1; i < k && even; i++)
+            even = cnt[i] == cnt[0] && disp[i] - disp[i - 1] == d;
+        const convoy__region r = even ? convoy__reg_strided(b.buf, b.tslot, disp[0], cnt[0], k, d)
+                                      : convoy__reg_indexed(s, b.buf, b.tslot, 0, k, disp, cnt);
+        step = g ? convoy__add_recv(s, comm, peer, tag, r, 0, NULL)
                  : convoy__add_send(s, comm, peer, tag, r, 0, NULL);
     }
-    /* Otherwise through scratch of the run's size, unpacked after (packed before). */
-    int64_t at = *tmp;
-    const convoy__region packed = convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, at, bytes);
-    *tmp += bytes;
-    int last = g ? convoy__add_recv(s, comm, peer, tag, packed, 0, NULL) : -1;
-    const int got = last;
-    for (int k = 0; k < n; k++) {
-        const int64_t b = convoy__rooted_bytes(a, rk[k]);
-        const convoy__region piece = convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, at, b);
-        at += b;
-        if (b == 0) continue;
-        last = g ? convoy__add_copy(s, piece, convoy__rooted_block(a, rk[k]), 1, &got)
-                 : convoy__add_copy(s, convoy__rooted_block(a, rk[k]), piece, CONVOY_DEP(last));
-    }
-    return g ? last : convoy__add_send(s, comm, peer, tag, packed, CONVOY_DEP(last));
+    free(disp);
+    return step;
 }
 
 int convoy__rooted_run_far(const convoy__args *a, convoy__schedule *s, int comm, int peer, int tag,
@@ -72,12 +58,11 @@ int convoy__rooted_run_far(const convoy__args *a, convoy__schedule *s, int comm,
 typedef struct lane_plan {
     const convoy__args *a;
     int N, L, R, nR, r0, g;
-    int64_t *aoff;            /* [L] lane j's area in my scratch (-1: I do not relay it) */
-    int32_t *rk, *map;        /* [N] a lane's ranks off the root node, its members */
-    int64_t *rc;              /* [2 N] a child's counts and displacements */
-    convoy__rooted_run *runs; /* [N] */
-    int64_t tmp;              /* scratch so far */
-    convoy__topo lane;        /* the children's topology */
+    int64_t *aoff;     /* [L] lane j's area in my scratch (-1: I do not relay it) */
+    int32_t *rk, *map; /* [N] a lane's ranks off the root node, its members */
+    int64_t *rc;       /* [2 N] a child's counts and displacements */
+    int64_t tmp;       /* scratch so far */
+    convoy__topo lane; /* the children's topology */
 } lane_plan;
 
 /* Lane j's blocks off the root node, in node order: those of node rank j (a process
@@ -129,9 +114,10 @@ static int lane_child(lane_plan *p, convoy__schedule *s, int j, int ndeps, const
 }
 
 /* The root node's messages: its processes' own blocks with the root, straight in the user's
- * types; each relayed lane's runs between its relay and the root (tags from 1 on, per relay,
- * in lane and run order on both ends). Gather: a relay forwards lane j once child[j] is done;
- * Scatter: ready[j] joins the receipts of lane j at its relay. */
+ * types; each relayed lane's blocks between its relay and the root, one message (a run:
+ * tags from 1 on, per relay, in lane order on both ends; none for a lane without data).
+ * Gather: a relay forwards lane j once child[j] is done; Scatter: ready[j] is lane j's
+ * receipt at its relay. */
 static void root_node(lane_plan *p, convoy__schedule *s, const int *child, int *ready)
 {
     const convoy__args *a = p->a;
@@ -142,28 +128,17 @@ static void root_node(lane_plan *p, convoy__schedule *s, const int *child, int *
         if (a->count > 0)
             convoy__rooted_run_far(a, s, CONVOY_COMM_NODE, p->r0, 0, convoy__rooted_own(a), 0,
                                    NULL);
-        for (int j = me, tag = 1; j < p->L; j += p->nR) {
-            const int k = lane_ranks(p, j), nr = convoy__rooted_runs(a, p->rk, k, p->runs);
-            convoy__lane_deps got = {0};
-            int64_t off = p->aoff[j];
-            for (int u = 0; u < nr; u++, tag++) {
-                int64_t b = 0;
-                for (int v = 0; v < p->runs[u].n; v++)
-                    b += convoy__rooted_bytes(a, p->rk[p->runs[u].first + v]);
-                const convoy__region r = convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, off, b);
-                off += b;
-                const int after = p->g ? child[j] : -1;
-                convoy__lane_deps_add(&got,
-                                      convoy__rooted_run_far(a, s, CONVOY_COMM_NODE, p->r0, tag, r,
-                                                             CONVOY_DEP(after)),
-                                      s);
-            }
-            /* One step joins the lane's receipts (Scatter: the child waits for it). */
-            if (!p->g && got.n > 0)
-                ready[j] = convoy__add_copy(s, convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, 0, 0),
-                                            convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, 0, 0), got.n,
-                                            got.v);
-            convoy__lane_deps_free(&got);
+        for (int j = me, tag = 1; j < p->L; j += p->nR, tag++) {
+            const int k = lane_ranks(p, j);
+            int64_t b = 0;
+            for (int v = 0; v < k; v++)
+                b += convoy__rooted_bytes(a, p->rk[v]);
+            const convoy__region r = convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, p->aoff[j], b);
+            const int after = p->g ? child[j] : -1;
+            /* Scatter: the child waits for it. */
+            const int step =
+                convoy__rooted_run_far(a, s, CONVOY_COMM_NODE, p->r0, tag, r, CONVOY_DEP(after));
+            if (!p->g) ready[j] = step;
         }
         return;
     }
@@ -175,13 +150,9 @@ static void root_node(lane_plan *p, convoy__schedule *s, const int *child, int *
     for (int q = 0; q < p->nR; q++) {
         if (q == p->r0) continue;
         const int32_t r = convoy__topo_rank_at(t, p->R, q);
-        convoy__rooted_run_root(a, s, CONVOY_COMM_NODE, q, 0, &r, 1, &p->tmp);
-        for (int j = q, tag = 1; j < p->L; j += p->nR) {
-            const int k = lane_ranks(p, j), nr = convoy__rooted_runs(a, p->rk, k, p->runs);
-            for (int u = 0; u < nr; u++, tag++)
-                convoy__rooted_run_root(a, s, CONVOY_COMM_NODE, q, tag, p->rk + p->runs[u].first,
-                                        p->runs[u].n, &p->tmp);
-        }
+        convoy__rooted_run_root(a, s, CONVOY_COMM_NODE, q, 0, &r, 1);
+        for (int j = q, tag = 1; j < p->L; j += p->nR, tag++)
+            convoy__rooted_run_root(a, s, CONVOY_COMM_NODE, q, tag, p->rk, lane_ranks(p, j));
     }
 }
 
@@ -198,9 +169,8 @@ int convoy__rooted_lane_build(const convoy__args *a, convoy__schedule *s)
     p.rk = malloc((size_t)N * sizeof *p.rk);
     p.map = malloc((size_t)N * sizeof *p.map);
     p.rc = malloc(2 * (size_t)N * sizeof *p.rc);
-    p.runs = malloc((size_t)N * sizeof *p.runs);
     int *child = calloc((size_t)L, sizeof *child), *ready = calloc((size_t)L, sizeof *ready);
-    const int ok = p.aoff && p.rk && p.map && p.rc && p.runs && child && ready &&
+    const int ok = p.aoff && p.rk && p.map && p.rc && child && ready &&
                    !convoy__lane_group_topo(&p.lane, N, t->node);
     if (ok) {
         /* My relay areas first (root node, lanes rooted at me but not the root). */
@@ -226,7 +196,7 @@ int convoy__rooted_lane_build(const convoy__args *a, convoy__schedule *s)
     } else {
         s->err = CONVOY_ERR_NO_MEM;
     }
-    free(p.aoff), free(p.rk), free(p.map), free(p.rc), free(p.runs), free(child), free(ready);
+    free(p.aoff), free(p.rk), free(p.map), free(p.rc), free(child), free(ready);
     return s->err;
 }
 
@@ -249,7 +219,7 @@ double convoy__rooted_lane_cost(const convoy__args *a, const convoy__machine *m)
     const convoy__machine node = convoy__lane_level(m, 0);
     /* Lanes at once (each member block: per_lane / (N - 1)), then the root node's
      * collection: every byte but the root's own crosses the node once, a lane's blocks in
-     * one message per run (about one per lane on regular layouts); no copies. */
+     * one message; no copies. */
     const int64_t member = t->nnodes > 1 ? (int64_t)(per_lane / (t->nnodes - 1)) : 0;
     return convoy__lane_cost_flags(&b, CONVOY_COLL_GATHERV, t->nnodes, L, member,
                                    CONVOY_LANE_LEAST_SCRATCH) +

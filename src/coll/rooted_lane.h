@@ -7,36 +7,31 @@
  * Zero copy at the root (papers/004 §3.2's derived datatypes): a message that carries
  * several blocks of the root's vector between the root and another process (a lane's
  * blocks relayed on the root node; a node's blocks between its leader and the root) is
- * received (sent) at the root straight in its vector through a strided region (sched.h:
- * nblk blocks, stride bytes apart, the paper's vector type with a resized extent), and
- * packed at the other end (MPI_PACKED, which MPI matches with any type signature). Only the
- * root knows its displacements (Gatherv), every rank knows the blocks' sizes and ranks: so
- * a group's blocks are cut into *runs* (blocks of equal size whose ranks are evenly spaced:
- * a Gather's displacements are rank * count, so a run is evenly spaced in the vector too),
- * one message per run. Where the root's displacements of a run are not evenly spaced
- * (Gatherv), the root receives (sends) the run through scratch of its size and unpacks
- * (packs) its blocks.
+ * received (sent) at the root straight in its vector, and packed at the other end
+ * (MPI_PACKED, which MPI matches with any type signature): one message per group (a *run*:
+ * the group's blocks in the order the far end packs them). Only the root knows its
+ * displacements (Gatherv); every rank knows the blocks' sizes and ranks, so both ends
+ * agree on the message without the displacements. At the root the run is a strided region
+ * (sched.h: the paper's vector type with a resized extent) where its blocks are equal and
+ * evenly spaced in the vector (a Gather on a regular layout), else an indexed region
+ * (sched.h: an hindexed type, one entry per block that holds data): uneven displacements,
+ * different counts, gaps, zero counts, blocks in any order, and for Scatterv overlapping
+ * blocks (MPI allows overlapping send blocks). The root allocates no scratch at all
+ * (`convoy-check --expect-tmp-root 0`).
  */
 #ifndef CONVOY_ROOTED_LANE_H
 #define CONVOY_ROOTED_LANE_H
 
 #include "coll/lane.h"
 
-/* rk[first .. first + n): blocks of equal size, ranks evenly spaced. */
-typedef struct convoy__rooted_run {
-    int first, n;
-} convoy__rooted_run;
-
-/* Cuts the blocks of ranks rk[0..k) into runs; returns their number (runs has room for k). */
-int convoy__rooted_runs(const convoy__args *a, const int32_t *rk, int k, convoy__rooted_run *runs);
-/* The root's end of a run's message with `peer` (numbered in comm): Gather receives it,
- * Scatter sends it, straight in the vector when the run's displacements are evenly spaced,
- * else through scratch at *tmp (advanced) with the blocks unpacked after (packed before).
- * Returns the last step. */
+/* The root's end of the message that carries the blocks of ranks rk[0..n) (packed in that
+ * order at the other end) with `peer` (numbered in comm): Gather receives it, Scatter sends
+ * it, straight in the vector: a strided region where the blocks are equal and evenly spaced,
+ * else an indexed one. Returns the step (-1: no bytes, no message). */
 int convoy__rooted_run_root(const convoy__args *a, convoy__schedule *s, int comm, int peer, int tag,
-                            const int32_t *rk, int n, int64_t *tmp);
-/* The other end: the message of region r (packed bytes) with `peer`, sent by a Gather,
- * received by a Scatter, after deps. */
+                            const int32_t *rk, int n);
+/* The other end: the message of region r (the run's blocks packed, bytes) with `peer`, sent
+ * by a Gather, received by a Scatter, after deps. */
 int convoy__rooted_run_far(const convoy__args *a, convoy__schedule *s, int comm, int peer, int tag,
                            convoy__region r, int ndeps, const int *deps);
 

@@ -135,18 +135,18 @@ static int start_step(convoy__exec *x, int i)
     x->state[i] = CONVOY_S_ACTIVE;
     switch (st->kind) {
     case CONVOY_STEP_SEND:
-        if (st->src.nblk > 1)
+        if (convoy__reg_blocks(&st->src))
             rc = t->isendv ? t->isendv(t->ctx, peer_rank(x, st), tag_of(x, st), ptr(x, &st->src),
-                                       &st->src, &x->req[i])
+                                       &st->src, convoy__reg_table(x->s, &st->src), &x->req[i])
                            : CONVOY_ERR_INTERN;
         else
             rc = t->isend(t->ctx, peer_rank(x, st), tag_of(x, st), ptr(x, &st->src), st->src.count,
                           st->src.tslot, &x->req[i]);
         break;
     case CONVOY_STEP_RECV:
-        if (st->dst.nblk > 1)
+        if (convoy__reg_blocks(&st->dst))
             rc = t->irecvv ? t->irecvv(t->ctx, peer_rank(x, st), tag_of(x, st), ptr(x, &st->dst),
-                                       &st->dst, &x->req[i])
+                                       &st->dst, convoy__reg_table(x->s, &st->dst), &x->req[i])
                            : CONVOY_ERR_INTERN;
         else
             rc = t->irecv(t->ctx, peer_rank(x, st), tag_of(x, st), ptr(x, &st->dst), st->dst.count,

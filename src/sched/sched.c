@@ -20,6 +20,7 @@ void convoy__sched_free(convoy__schedule *s)
     }
     free(s->children);
     free(s->map);
+    free(s->ix);
     free(s->steps);
     free(s->deps);
     memset(s, 0, sizeof *s);
@@ -37,6 +38,52 @@ convoy__region convoy__reg_strided(int buf, int tslot, int64_t off, int64_t coun
     convoy__region r = convoy__reg(buf, tslot, off, count);
     if (nblk > 1) r.nblk = nblk, r.stride = stride;
     return r;
+}
+
+static int grow(void **p, int32_t *cap, int32_t need, size_t elem);
+
+convoy__region convoy__reg_indexed(convoy__schedule *s, int buf, int tslot, int64_t off, int n,
+                                   const int64_t *disp, const int64_t *counts)
+{
+    convoy__region r = convoy__reg(buf, tslot, off, 0);
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        k += counts[i] > 0;
+    if (k == 0 || s->err) return r;
+    /* Pairs are int64_t twice: grow counts pairs, in elements of 2 int64_t. */
+    if (grow((void **)&s->ix, &s->ixcap, s->nix + k, 2 * sizeof *s->ix)) {
+        s->err = CONVOY_ERR_NO_MEM;
+        return r;
+    }
+    r.indexed = 1;
+    r.nblk = k;
+    r.stride = s->nix;
+    for (int i = 0; i < n; i++) {
+        if (counts[i] <= 0) continue;
+        s->ix[2 * s->nix] = disp[i];
+        s->ix[2 * s->nix + 1] = counts[i];
+        s->nix++;
+        r.count += counts[i];
+    }
+    return r;
+}
+
+convoy__region convoy__reg_move(convoy__schedule *dst, const convoy__schedule *src,
+                                convoy__region r)
+{
+    if (!r.indexed) return r;
+    const int64_t *tab = convoy__reg_table(src, &r);
+    int64_t *dd = malloc(2 * (size_t)r.nblk * sizeof *dd);
+    if (!dd) {
+        dst->err = CONVOY_ERR_NO_MEM;
+        return convoy__reg(r.buf, r.tslot, r.off, 0);
+    }
+    for (int k = 0; k < r.nblk; k++)
+        dd[k] = tab[2 * k], dd[r.nblk + k] = tab[2 * k + 1];
+    const convoy__region m =
+        convoy__reg_indexed(dst, r.buf, r.tslot, r.off, r.nblk, dd, dd + r.nblk);
+    free(dd);
+    return m;
 }
 
 static int grow(void **p, int32_t *cap, int32_t need, size_t elem)
@@ -57,7 +104,7 @@ static int add(convoy__schedule *s, const convoy__step *st, int ndeps, const int
     if (s->err) return -1;
     /* Strided regions are for messages (the transport's vector types), not local steps. */
     if ((st->kind == CONVOY_STEP_COPY || st->kind == CONVOY_STEP_REDUCE) &&
-        (st->src.nblk > 1 || st->dst.nblk > 1)) {
+        (convoy__reg_blocks(&st->src) || convoy__reg_blocks(&st->dst))) {
         s->err = CONVOY_ERR_INTERN;
         return -1;
     }

@@ -67,12 +67,17 @@ enum convoy__step_kind {
 };
 
 typedef struct convoy__region {
-    uint8_t buf;   /* enum convoy__buf */
-    uint8_t tslot; /* enum convoy__tslot */
-    int32_t nblk;  /* strided (papers/004's vector types): nblk > 1 blocks of count elements,
-                      block k at off + k * stride bytes; 0 or 1: one block. Messages only. */
-    int64_t off;   /* byte offset from the buffer's base (may be negative for SEND/RECV) */
-    int64_t count; /* elements of the type slot (of each block when strided) */
+    uint8_t buf;     /* enum convoy__buf */
+    uint8_t tslot;   /* enum convoy__tslot */
+    uint8_t indexed; /* 1: an indexed region (convoy__reg_indexed), for messages only: nblk >= 1
+                        blocks listed in the schedule's index table from pair `stride` on,
+                        block k of ix[2 (stride + k) + 1] elements at off + ix[2 (stride + k)]
+                        bytes (an hindexed type: uneven displacements, counts, any order);
+                        count is the elements of all blocks together */
+    int32_t nblk;    /* strided (papers/004's vector types): nblk > 1 blocks of count elements,
+                        block k at off + k * stride bytes; 0 or 1: one block. Messages only. */
+    int64_t off;     /* byte offset from the buffer's base (may be negative for SEND/RECV) */
+    int64_t count;   /* elements of the type slot (of each block when strided) */
     int64_t stride;
 } convoy__region;
 
@@ -123,6 +128,10 @@ typedef struct convoy__schedule {
     int32_t tag_blocks;
     int32_t *map; /* CONVOY_COMM_MAP children: [nmap] ranks in the parent's numbering */
     int32_t nmap;
+    /* The index table of the schedule's indexed regions (convoy__reg_indexed): pairs (byte
+     * offset from the region's off, elements), [2 nix]. */
+    int64_t *ix;
+    int32_t nix, ixcap;
     int err; /* first error met while building (out of memory); sticky */
 } convoy__schedule;
 
@@ -135,10 +144,31 @@ convoy__region convoy__reg(int buf, int tslot, int64_t off, int64_t count);
 /* nblk blocks of count elements, stride bytes apart (a plain region when nblk <= 1). */
 convoy__region convoy__reg_strided(int buf, int tslot, int64_t off, int64_t count, int nblk,
                                    int64_t stride);
+/* n blocks, block k of counts[k] elements at off + disp[k] bytes (any order; overlapping only
+ * in a send), listed in s's index table: papers/004's derived datatypes for blocks that no
+ * vector type describes (a Gatherv's uneven displacements). Blocks of 0 elements are left
+ * out; none left: a plain region of 0 elements. On allocation failure s->err is set and the
+ * region is empty. */
+convoy__region convoy__reg_indexed(convoy__schedule *s, int buf, int tslot, int64_t off, int n,
+                                   const int64_t *disp, const int64_t *counts);
+/* Region r of schedule src as a region of dst (an indexed region's pairs copied into dst's
+ * table; anything else unchanged): for steps moved from one schedule into another. */
+convoy__region convoy__reg_move(convoy__schedule *dst, const convoy__schedule *src,
+                                convoy__region r);
+/* A region of several blocks (strided or indexed): a message of a derived type. */
+static inline int convoy__reg_blocks(const convoy__region *r)
+{
+    return r->indexed || r->nblk > 1;
+}
+/* The (byte offset, elements) pairs of an indexed region r of schedule s. */
+static inline const int64_t *convoy__reg_table(const convoy__schedule *s, const convoy__region *r)
+{
+    return r->indexed ? s->ix + 2 * r->stride : NULL;
+}
 /* Elements of a region, all blocks together. */
 static inline int64_t convoy__reg_elems(const convoy__region *r)
 {
-    return r->nblk > 1 ? r->count * r->nblk : r->count;
+    return !r->indexed && r->nblk > 1 ? r->count * r->nblk : r->count;
 }
 
 /* Each adder returns the new step's index (or -1 after an allocation failure, which also
@@ -211,11 +241,13 @@ typedef struct convoy__transport {
     int (*peer_read)(void *ctx, int node_peer, const void *slot, void *dst, int64_t bytes);
     /* Blocks until one of n requests completes (its slot then reads as done); optional. */
     int (*wait_any)(void *ctx, void **const *slots, int n);
-    /* isend and irecv of a strided region r (r->nblk > 1) at buf; optional (without them a
-     * schedule with strided messages fails). */
+    /* isend and irecv of a strided or indexed region r (convoy__reg_blocks) at buf; ix: an
+     * indexed region's (byte offset, elements) pairs (convoy__reg_table), else NULL.
+     * Optional (without them a schedule with such messages fails). */
     int (*isendv)(void *ctx, int peer, int tag, const void *buf, const convoy__region *r,
-                  void **req);
-    int (*irecvv)(void *ctx, int peer, int tag, void *buf, const convoy__region *r, void **req);
+                  const int64_t *ix, void **req);
+    int (*irecvv)(void *ctx, int peer, int tag, void *buf, const convoy__region *r,
+                  const int64_t *ix, void **req);
 } convoy__transport;
 
 /* The executor's own flag: a process sets it to k + 1 when it has finished the k-th

@@ -34,17 +34,37 @@ static int irecv(void *ctx, int peer, int tag, void *buf, int64_t count, int tsl
     return rc;
 }
 
-/* A strided region's message: an hvector of the slot's type (papers/004's vector types),
- * made per message and freed once posted (MPI keeps it alive until the message is done). */
-static int post_strided(convoy__mpi_transport *m, int send, int peer, int tag, void *buf,
-                        const convoy__region *r, void **req)
+/* A strided region's message: an hvector of the slot's type (papers/004's vector types);
+ * an indexed one's: an hindexed type of its blocks (the same for uneven displacements).
+ * Made per message and freed once posted (MPI keeps it alive until the message is done). */
+static int post_blocks(convoy__mpi_transport *m, int send, int peer, int tag, void *buf,
+                       const convoy__region *r, const int64_t *ix, void **req)
 {
-    MPI_Datatype vt;
+    MPI_Datatype vt, el = r->tslot == CONVOY_T_BYTE ? MPI_BYTE : m->type[r->tslot];
     MPI_Request q;
-    if (!count_ok(r->count)) return MPI_ERR_COUNT;
-    int rc =
-        PMPI_Type_create_hvector(r->nblk, (int)r->count, (MPI_Aint)r->stride,
-                                 r->tslot == CONVOY_T_BYTE ? MPI_BYTE : m->type[r->tslot], &vt);
+    int rc;
+    if (r->indexed) {
+        int len[32] = {0};
+        MPI_Aint disp[32] = {0};
+        int *pl = len;
+        MPI_Aint *pd = disp;
+        if (r->nblk > 32) {
+            pl = malloc((size_t)r->nblk * sizeof *pl);
+            pd = malloc((size_t)r->nblk * sizeof *pd);
+        }
+        rc = pl && pd ? 0 : MPI_ERR_NO_MEM;
+        for (int k = 0; !rc && k < r->nblk; k++) {
+            if (!count_ok(ix[2 * k + 1])) rc = MPI_ERR_COUNT;
+            pl[k] = (int)ix[2 * k + 1];
+            pd[k] = (MPI_Aint)ix[2 * k];
+        }
+        if (!rc) rc = PMPI_Type_create_hindexed(r->nblk, pl, pd, el, &vt);
+        if (pl != len) free(pl), free(pd);
+    } else {
+        rc = count_ok(r->count)
+                 ? PMPI_Type_create_hvector(r->nblk, (int)r->count, (MPI_Aint)r->stride, el, &vt)
+                 : MPI_ERR_COUNT;
+    }
     if (rc) return rc;
     rc = PMPI_Type_commit(&vt);
     if (!rc)
@@ -56,14 +76,15 @@ static int post_strided(convoy__mpi_transport *m, int send, int peer, int tag, v
 }
 
 static int isendv(void *ctx, int peer, int tag, const void *buf, const convoy__region *r,
-                  void **req)
+                  const int64_t *ix, void **req)
 {
-    return post_strided(ctx, 1, peer, tag, (void *)buf, r, req);
+    return post_blocks(ctx, 1, peer, tag, (void *)buf, r, ix, req);
 }
 
-static int irecvv(void *ctx, int peer, int tag, void *buf, const convoy__region *r, void **req)
+static int irecvv(void *ctx, int peer, int tag, void *buf, const convoy__region *r,
+                  const int64_t *ix, void **req)
 {
-    return post_strided(ctx, 0, peer, tag, buf, r, req);
+    return post_blocks(ctx, 0, peer, tag, buf, r, ix, req);
 }
 
 static int test(void *ctx, void **req, int *done)

@@ -3,7 +3,8 @@
  * library's own (called through PMPI_): every registered algorithm and the default choice,
  * every root, blocking, nonblocking and persistent (started twice, with new data), in place
  * at the root, a derived datatype with gaps (and mixed send/receive types of one
- * signature), zero and irregular counts, with gaps and reversed displacements. Receive
+ * signature), zero and irregular counts, and displacements in reverse or shuffled order,
+ * with uneven gaps, evenly strided or (Scatterv) overlapping (vector_layout). Receive
  * buffers start poisoned and are compared byte for byte with the native result (gaps
  * included: neither may write them). The virtual nodes come from CONVOY_PPN /
  * CONVOY_NODEMAP (tests/mpi/CMakeLists.txt), so the topology-aware algorithms see
@@ -66,22 +67,55 @@ static int64_t extent_of(MPI_Datatype t)
     return (int64_t)ext;
 }
 
+/* Displacement patterns of the v-forms' root vector, by seed (every algorithm meets each
+ * across roots and counts): blocks in reverse rank order with gaps of 2; in rank order with
+ * uneven gaps (1..3); shuffled with gaps of 0..2; overlapping by half (Scatterv: MPI allows
+ * overlapping send blocks; Gatherv: packed in rank order instead); evenly strided (a gap of
+ * 1: a vector type where the counts are equal). */
+enum { D_REVERSED, D_GAPS, D_SHUFFLED, D_OVERLAP, D_STRIDE, ND };
+static const char *const displ_names[] = {"reversed", "gaps", "shuffled", "overlap", "stride"};
+
+static int displ_pattern(const rcase *k)
+{
+    return (int)(k->seed % ND);
+}
+
 /* Per-rank block counts (in vector elements) and displacements of the root's vector:
- * equal counts for Gather/Scatter; for the v-forms some zeros, varying sizes, blocks in
- * reverse rank order with gaps. Returns the vector's elements. */
+ * equal counts for Gather/Scatter; for the v-forms some zeros, varying sizes, and the
+ * displacements of displ_pattern. Returns the vector's elements. */
 static int64_t vector_layout(const rcase *k, int p, int *counts, int *displs)
 {
-    int64_t pos = 1;
-    for (int j = p - 1; j >= 0; j--) {
-        counts[j] = is_v(k->coll)
-                        ? (int)((tc_hash(k->seed, j, 7) % 3 == 0)
-                                    ? 0
-                                    : (int64_t)(tc_hash(k->seed, j, 8) % (uint64_t)(k->count + 1)))
-                        : k->count;
-        displs[j] = is_v(k->coll) ? (int)pos : j * k->count;
-        if (is_v(k->coll)) pos += counts[j] + 2;
+    if (!is_v(k->coll)) {
+        for (int j = 0; j < p; j++)
+            counts[j] = k->count, displs[j] = j * k->count;
+        return (int64_t)p * k->count;
     }
-    return is_v(k->coll) ? pos : (int64_t)p * k->count;
+    const int pat = displ_pattern(k);
+    int *order = malloc((size_t)p * sizeof *order);
+    for (int j = 0; j < p; j++) {
+        counts[j] = (tc_hash(k->seed, j, 7) % 3 == 0)
+                        ? 0
+                        : (int)(tc_hash(k->seed, j, 8) % (uint64_t)(k->count + 1));
+        order[j] = pat == D_REVERSED ? p - 1 - j : j;
+    }
+    for (int i = p - 1; pat == D_SHUFFLED && i > 0; i--) {
+        const int r = (int)(tc_hash(k->seed, i, 9) % (uint64_t)(i + 1)), t = order[i];
+        order[i] = order[r];
+        order[r] = t;
+    }
+    int64_t pos = 1, end = 1;
+    for (int i = 0; i < p; i++) {
+        const int j = order[i];
+        displs[j] = (int)pos;
+        if (pos + counts[j] > end) end = pos + counts[j];
+        pos += pat == D_REVERSED   ? counts[j] + 2
+               : pat == D_GAPS     ? counts[j] + 1 + j % 3
+               : pat == D_SHUFFLED ? counts[j] + (int64_t)(tc_hash(k->seed, j, 10) % 3)
+               : pat == D_OVERLAP  ? (k->coll == CONVOY_COLL_SCATTERV ? counts[j] / 2 : counts[j])
+                                   : counts[j] + 1;
+    }
+    free(order);
+    return (pos > end ? pos : end) + 1;
 }
 
 static void fill(char *p, int64_t bytes, uint64_t seed, int rank)
@@ -231,9 +265,10 @@ static int run_case(MPI_Comm comm, const rcase *k)
     int *counts = malloc((size_t)p * sizeof *counts), *displs = malloc((size_t)p * sizeof *displs);
     const int64_t vec_elems = vector_layout(k, p, counts, displs);
     char what[256], detail[256] = "";
-    snprintf(what, sizeof what, "%s algo=%s root=%d %s %s inplace=%d count=%d seed=%llu",
+    snprintf(what, sizeof what, "%s algo=%s root=%d %s %s inplace=%d count=%d%s%s seed=%llu",
              convoy__coll_name(k->coll), k->algo ? k->algo : "default", k->root,
              mode_names[k->mode], kind_names[k->kind], k->inplace, k->count,
+             is_v(k->coll) ? " displs=" : "", is_v(k->coll) ? displ_names[displ_pattern(k)] : "",
              (unsigned long long)k->seed);
     tc_case(what);
     if (g_verbose && rank == 0) printf("%s\n", what);

@@ -5,16 +5,17 @@
  * Idea: on every node but the root's, the member of the root's lane (node rank r0 mod n_l,
  * lane.h) is the leader: it collects its node's blocks packed in node-rank order (each
  * process sends its block in its own type; the leader packs its own) and sends them to the
- * root, one message per run of evenly spaced blocks (rooted_lane.h: one per node on
- * consecutive layouts, where a node's blocks are adjacent, and on round-robin ones, where
- * they are N apart), which the root receives through a strided region straight into place
- * (Listing 4 receives into a temporary and reorders). On the root node the processes send
+ * root in one message (rooted_lane.h), which the root receives straight into place
+ * (Listing 4 receives into a temporary and reorders): through a strided region where the
+ * node's blocks are equal and evenly spaced in the vector (Gather: adjacent on consecutive
+ * layouts, N apart on round-robin ones), else through an indexed region (Gatherv's uneven
+ * displacements, different counts, any order). On the root node the processes send
  * the root their blocks straight into place. The leaders' phase is a linear gather: a tree
  * over the leaders would hand the root other nodes' blocks packed, to be unpacked.
  *
  * Zero copy, and how it is checked: a leader holds its node's n m bytes (1/N of the
- * message), the others nothing (the root: only runs a Gatherv spaces unevenly);
- * `--expect-tmp-max "n*m"` (check_rooted_hier_zero_copy_n*).
+ * message), the others nothing; `--expect-tmp-max "n*m"` (check_rooted_hier_zero_copy_n*),
+ * and `--expect-tmp-root 0` for every displacement pattern (check_rooted_v_zero_copy*).
  *
  * Bytes leaving each node (regular layout, N nodes of n processes, m bytes per process):
  * n m from every node but the root's, all through its leader (the other processes send

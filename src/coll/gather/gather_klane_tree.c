@@ -9,7 +9,8 @@
  * range), all k ports at once; the ports hand their own block and their children's ranges
  * to the node's entry port, which sends the node's subtree (one range) to its parent's port.
  * On the root node the processes send the root their blocks straight into place; the root
- * receives its ports' ranges and unpacks every other node's block.
+ * receives its own children's and its ports' ranges straight into place too (a strided or
+ * indexed region per range, rooted_lane.h: no unpacking).
  * ceil(log_{k+1} N) inter-node steps, each followed by one node-internal step: at most
  * twice the k-ported algorithm's steps (the paper's bound).
  *
@@ -19,12 +20,14 @@
  * every subtree byte crosses once more to the entry port.
  *
  * Cost: ceil(log_{k+1} N)(alpha + (k - 1) alpha_node) + beta_lanes (N n m) / k +
- * beta_node N n m + 2 gamma N n m (rooted_klane.c).
+ * beta_node N n m + gamma N n m (rooted_klane.c).
  *
  * Restrictions: regular layouts (k ports on every node, ranks in any order), more than one
  * node, n > 1, every block's size on every rank (not a nonblocking Gatherv). Copies: blocks
- * off the root node are packed by their owners and unpacked by the root (packed bytes
- * travel as bytes); the root node's blocks are not copied. Source: papers/004 §5.
+ * off the root node are packed once by their owners (packed bytes travel as bytes); the
+ * root copies nothing and allocates no scratch (`convoy-check --expect-tmp-root 0`,
+ * check_rooted_klane_root_zero_copy); ports relay ranges in their scratch. Source:
+ * papers/004 §5.
  */
 #include "coll/rooted_lane.h"
 #include "coll/rooted_klane.h"
@@ -44,7 +47,9 @@ int convoy__gather_klane_tree(const convoy__args *a, convoy__schedule *s)
     const int me = t->node_rank, rootnode = p.v == 0;
     int ch[CONVOY_KLANE_MAXCHILD], en[CONVOY_KLANE_MAXCHILD], lv[CONVOY_KLANE_MAXCHILD];
     convoy__lane_deps got = {0};
-    s->tmp_bytes = p.off[p.end] - p.off[p.v];
+    const int root = t->rank == a->root;
+    /* The root receives every range straight into place; a port relays in its scratch. */
+    s->tmp_bytes = root ? 0 : p.off[p.end] - p.off[p.v];
     /* The own block: into place at the root, straight to the root on its node, else packed. */
     const int64_t mine = convoy__rooted_bytes(a, t->rank);
     if (t->rank == a->root) {
@@ -66,6 +71,12 @@ int convoy__gather_klane_tree(const convoy__args *a, convoy__schedule *s)
     for (int i = 0; i < nc; i++) {
         const convoy__region r = convoy__rooted_klane_range(&p, ch[i], en[i]);
         if (r.count == 0) continue;
+        if (root) {
+            convoy__rooted_klane_root_range(a, &p, s, CONVOY_COMM_ALL,
+                                            convoy__topo_rank_at(t, (p.R + ch[i]) % p.N, me),
+                                            TAG_LANE, ch[i], en[i]);
+            continue;
+        }
         const int in =
             convoy__add_recv(s, CONVOY_COMM_ALL, convoy__topo_rank_at(t, (p.R + ch[i]) % p.N, me),
                              TAG_LANE, r, 0, NULL);
@@ -90,7 +101,10 @@ int convoy__gather_klane_tree(const convoy__args *a, convoy__schedule *s)
             const int nq = convoy__rooted_klane_children(&p, q, ch, en, lv);
             for (int i = 0; i < nq; i++) {
                 const convoy__region rg = convoy__rooted_klane_range(&p, ch[i], en[i]);
-                if (rg.count > 0)
+                if (root)
+                    convoy__rooted_klane_root_range(a, &p, s, CONVOY_COMM_NODE, q,
+                                                    TAG_RANGE + lv[i], ch[i], en[i]);
+                else if (rg.count > 0)
                     convoy__lane_deps_add(
                         &got,
                         convoy__add_recv(s, CONVOY_COMM_NODE, q, TAG_RANGE + lv[i], rg, 0, NULL),
@@ -100,19 +114,6 @@ int convoy__gather_klane_tree(const convoy__args *a, convoy__schedule *s)
         const convoy__region all = convoy__rooted_klane_range(&p, p.v, p.end);
         if (!rootnode && all.count > 0)
             convoy__add_send(s, CONVOY_COMM_ALL, p.parent, TAG_LANE, all, got.n, got.v);
-        /* The root unpacks every other node's blocks. */
-        for (int u = 1; rootnode && u < p.N; u++)
-            for (int q = 0; q < p.k; q++) {
-                const int r = convoy__topo_rank_at(t, (p.R + u) % p.N, q);
-                const int64_t b = convoy__rooted_bytes(a, r);
-                if (b > 0)
-                    convoy__add_copy(
-                        s,
-                        convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE,
-                                    p.off[u] + convoy__rooted_hier_in_node(a, (p.R + u) % p.N, q),
-                                    b),
-                        convoy__rooted_block(a, r), got.n, got.v);
-            }
     }
     convoy__lane_deps_free(&got);
     convoy__rooted_klane_free(&p);

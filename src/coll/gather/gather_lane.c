@@ -11,18 +11,22 @@
  *      receive buffer (the child's displacements are the root's: Listing 3's receive
  *      into place); a lane rooted at another process q_j arrives packed in q_j's scratch.
  *   2. Root node: each of its processes sends the root its own block (in the user's types,
- *      straight into place) and each lane it relays, one message per run of evenly spaced
- *      blocks (rooted_lane.h), which the root receives through a strided region straight
- *      into place: Listing 3's vector type with a resized extent (consecutive layouts:
- *      blocks n apart; round-robin ones: adjacent).
- * Irregular counts (Gatherv) are no different: every rank knows every block's size (the
- * API's counts exchange). Only a Gatherv whose displacements are not evenly spaced along a
- * run makes the root take that run through scratch of its size and unpack it.
+ *      straight into place) and each lane it relays in one message (rooted_lane.h), which
+ *      the root receives straight into place: through a strided region, Listing 3's vector
+ *      type with a resized extent, where the lane's blocks are equal and evenly spaced
+ *      (Gather; consecutive layouts: blocks n apart; round-robin ones: adjacent), else
+ *      through an indexed region (an hindexed type).
+ * Irregular counts and displacements (Gatherv) are no different: every rank knows every
+ * block's size (the API's counts exchange), the root alone the displacements, which only
+ * its indexed regions hold: uneven or reversed displacements, gaps, zero and different
+ * counts cost no copy and no extra message.
  *
  * Zero copy, and how it is checked: no process packs its own block; a relay q_j holds its
  * lanes' blocks, (N - 1) m bytes per lane on regular layouts, 1/n of the message, and the
  * root none. `convoy-check --expect-tmp-max "(N-1)*m"` (check_rooted_lane_zero_copy_n*) fails
- * any schedule tree that allocates more on some rank (the message is N n m bytes).
+ * any schedule tree that allocates more on some rank (the message is N n m bytes), and
+ * `--expect-tmp-root 0` any root that allocates scratch, for every displacement pattern
+ * (check_rooted_v_zero_copy*).
  *
  * Bytes leaving each node (regular layout, N nodes of n processes, m bytes per process):
  * n m from every node but the root's, m per process, one lane each; the root node receives

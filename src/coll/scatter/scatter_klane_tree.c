@@ -3,9 +3,10 @@
  * for Gather and Scatter, never implemented): the mirror of the k-ported Gather
  * (gather_klane_tree.c; the tree is in rooted_klane.h).
  *
- * Idea: the root packs every other node's blocks (in relative node order) and sends its
- * node's processes their own blocks straight into place and each port the ranges of its
- * child nodes' subtrees; port i of node v sends each child node's range to port i of that
+ * Idea: the root sends its node's processes their own blocks straight into place and each
+ * port the ranges of its child nodes' subtrees, each range straight from its vector (a
+ * strided or indexed region, rooted_lane.h: the blocks of the range's nodes, in relative
+ * node order, arriving packed); port i of node v sends each child node's range to port i of that
  * child, all k ports at once; a node's entry port receives its node's subtree (one range),
  * unpacks its own block and hands the other processes their blocks and their children's
  * ranges. ceil(log_{k+1} N) inter-node steps, each followed by one node-internal step.
@@ -16,8 +17,9 @@
  *
  * Cost: as the k-ported Gather (rooted_klane.c). Restrictions: regular layouts, more than
  * one node, n > 1, every block's size on every rank (not a nonblocking Scatterv). Copies:
- * the root packs the blocks off its node once, each owner unpacks its own. Source:
- * papers/004 §5.
+ * none at the root (it allocates no scratch: `convoy-check --expect-tmp-root 0`,
+ * check_rooted_klane_root_zero_copy); each owner off the root node unpacks its own block.
+ * Source: papers/004 §5.
  */
 #include "coll/rooted_lane.h"
 #include "coll/rooted_klane.h"
@@ -29,7 +31,8 @@ int convoy__scatter_klane_tree_applicable(const convoy__args *a)
     return convoy__rooted_klane_applicable(a);
 }
 
-/* Sends port q's children's ranges (q == me: to the children, else to node process q). */
+/* Sends port q's children's ranges (q == me: to the children, else to node process q; the
+ * root straight from its vector). */
 static void hand_on(const convoy__args *a, const convoy__rooted_klane *p, convoy__schedule *s,
                     int q, int ndeps, const int *deps)
 {
@@ -39,7 +42,12 @@ static void hand_on(const convoy__args *a, const convoy__rooted_klane *p, convoy
     for (int i = 0; i < nq; i++) {
         const convoy__region r = convoy__rooted_klane_range(p, ch[i], en[i]);
         if (r.count == 0) continue;
-        if (q == t->node_rank)
+        if (t->rank == a->root) /* straight from the vector */
+            convoy__rooted_klane_root_range(
+                a, p, s, q == t->node_rank ? CONVOY_COMM_ALL : CONVOY_COMM_NODE,
+                q == t->node_rank ? convoy__topo_rank_at(t, (p->R + ch[i]) % p->N, q) : q,
+                q == t->node_rank ? TAG_LANE : TAG_RANGE + lv[i], ch[i], en[i]);
+        else if (q == t->node_rank)
             convoy__add_send(s, CONVOY_COMM_ALL, convoy__topo_rank_at(t, (p->R + ch[i]) % p->N, q),
                              TAG_LANE, r, ndeps, deps);
         else
@@ -54,34 +62,20 @@ int convoy__scatter_klane_tree(const convoy__args *a, convoy__schedule *s)
     if (convoy__rooted_klane_plan(a, &p)) return s->err = CONVOY_ERR_NO_MEM;
     const int me = t->node_rank, rootnode = p.v == 0;
     int ch[CONVOY_KLANE_MAXCHILD], en[CONVOY_KLANE_MAXCHILD], lv[CONVOY_KLANE_MAXCHILD];
-    convoy__lane_deps packed = {0};
     s->tmp_bytes = p.off[p.end] - p.off[p.v];
     const int64_t mine = convoy__rooted_bytes(a, t->rank);
     if (me == p.entry && rootnode) {
-        /* The root: its own block, its node's blocks straight into place, the rest packed. */
+        /* The root: its own block, its node's blocks and every range straight from the
+         * vector (no packing, no scratch). */
+        s->tmp_bytes = 0;
         if (!a->inplace && mine > 0)
             convoy__add_copy(s, convoy__rooted_block(a, t->rank), convoy__rooted_own(a), 0, NULL);
-        for (int u = 1; u < p.N; u++)
-            for (int q = 0; q < p.k; q++) {
-                const int r = convoy__topo_rank_at(t, (p.R + u) % p.N, q);
-                const int64_t b = convoy__rooted_bytes(a, r);
-                if (b > 0)
-                    convoy__lane_deps_add(
-                        &packed,
-                        convoy__add_copy(
-                            s, convoy__rooted_block(a, r),
-                            convoy__reg(
-                                CONVOY_BUF_TMP, CONVOY_T_BYTE,
-                                p.off[u] + convoy__rooted_hier_in_node(a, (p.R + u) % p.N, q), b),
-                            0, NULL),
-                        s);
-            }
         for (int q = 0; q < p.k; q++) {
             const int r = convoy__topo_rank_at(t, t->node, q);
             if (q != me && convoy__rooted_bytes(a, r) > 0)
                 convoy__add_send(s, CONVOY_COMM_NODE, q, TAG_OWN, convoy__rooted_block(a, r), 0,
                                  NULL);
-            hand_on(a, &p, s, q, packed.n, packed.v);
+            hand_on(a, &p, s, q, 0, NULL);
         }
     } else if (me == p.entry) {
         /* An entry port: the node's subtree from the parent's port, then handed out. */
@@ -118,7 +112,6 @@ int convoy__scatter_klane_tree(const convoy__args *a, convoy__schedule *s)
                              TAG_LANE, r, 1, &in);
         }
     }
-    convoy__lane_deps_free(&packed);
     convoy__rooted_klane_free(&p);
     return s->err;
 }
