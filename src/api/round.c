@@ -45,7 +45,7 @@ long convoy__round_count(void)
 /* A region the path addresses: one block of the user's buffers. */
 static int plain(const convoy__region *g)
 {
-    return g->nblk <= 1 && (g->buf == CONVOY_BUF_SEND || g->buf == CONVOY_BUF_RECV) &&
+    return !convoy__reg_blocks(g) && (g->buf == CONVOY_BUF_SEND || g->buf == CONVOY_BUF_RECV) &&
            g->count >= 0 && g->tslot < CONVOY_NTSLOT;
 }
 #endif

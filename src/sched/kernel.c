@@ -20,7 +20,7 @@
 /* A region the kernel can address: a plain block in the user's buffers or the segment. */
 static int plain(const convoy__region *r)
 {
-    return r->nblk <= 1 &&
+    return !convoy__reg_blocks(r) &&
            (r->buf == CONVOY_BUF_SEND || r->buf == CONVOY_BUF_RECV || r->buf == CONVOY_BUF_SHM);
 }
 
