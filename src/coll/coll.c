@@ -1,6 +1,7 @@
 /* Helpers shared by the builders. */
 #include "coll/coll.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int64_t convoy__param_get(const convoy__args *a, const char *name, int64_t def)
@@ -18,6 +19,43 @@ int convoy__log2_floor(int64_t v)
         k++;
     }
     return k;
+}
+
+double convoy__posted_cost(const convoy__machine *m, int k, double bytes)
+{
+    if (k <= 0) return 0;
+    return m->alpha + m->beta * bytes + (k - 1) * (m->alpha / 2 + m->beta * bytes);
+}
+
+double convoy__binomial_bcast_cost(const convoy__machine *m, int p, double bytes)
+{
+    if (p <= 1) return 0;
+    /* f(q): the time a subtree of q processes takes once its root has the data. The root's
+     * children sit at offsets span/2, span/4, ..., 1 (those below q), the child at offset
+     * o heading a subtree of min(o, q - o) processes, sent i-th (i = 0 first). Subtree
+     * sizes are at most p, and f of each size below q is known when q is reached. */
+    double *f = malloc((size_t)(p + 1) * sizeof *f);
+    if (!f) return (convoy__log2_floor(p - 1) + 1) * (m->alpha + m->beta * bytes);
+    const double whole = m->alpha + m->beta * bytes, share = m->alpha / 2 + m->beta * bytes;
+    f[0] = f[1] = 0;
+    for (int q = 2; q <= p; q++) {
+        int span = 1;
+        while (span < q)
+            span <<= 1;
+        double worst = 0;
+        int i = 0;
+        for (int o = span / 2; o >= 1; o /= 2) {
+            if (o >= q) continue;
+            const int sub = o < q - o ? o : q - o;
+            const double t = whole + i * share + f[sub];
+            if (t > worst) worst = t;
+            i++;
+        }
+        f[q] = worst;
+    }
+    const double t = f[p];
+    free(f);
+    return t;
 }
 
 convoy__region convoy__agv_block(const convoy__args *a, int i)

@@ -151,6 +151,17 @@ int convoy__coll_base(int coll);
 int64_t convoy__param_get(const convoy__args *a, const char *name, int64_t def);
 /* floor(log2 v) for v >= 1. */
 int convoy__log2_floor(int64_t v);
+/* Cost of k messages of `bytes` each that one process posts at once (or receives, all
+ * posted at once): the first pays a whole message, alpha + beta bytes; each later one only
+ * its start-up share and its bytes, alpha / 2 + beta bytes, as the latencies overlap (a
+ * linear scatter or gather, the sends of a tree node to its children). 0 for k <= 0. */
+double convoy__posted_cost(const convoy__machine *m, int k, double bytes);
+/* Critical path of a binomial broadcast of `bytes` over p processes (children served
+ * largest subtree first, each node's sends posted at once): the slowest leaf's sum over its
+ * path of one message per hop plus, per hop, the start-up shares (convoy__posted_cost) of
+ * the siblings sent before it. ceil(log2 p) (alpha + beta bytes) when p is a power of two,
+ * less otherwise (36: 5 whole messages and one share, not 6). */
+double convoy__binomial_bcast_cost(const convoy__machine *m, int p, double bytes);
 
 /* Allgatherv: rank i's block in the receive buffer; where this rank's own contribution is
  * read (the send buffer, or its block when in place); the copy of the own contribution

@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/lane.h"
 #include "select/select.h"
 #include "unit.h"
 
@@ -417,6 +418,61 @@ static void single_copy_by_model(void)
     convoy__topo_free(&t);
 }
 
+/* The binomial Bcast's critical path, by hand (A = alpha + beta s a whole message, g =
+ * alpha / 2 + beta s a later sibling's share): 32 processes 5 A (a power of two: the first
+ * child's path, every hop the first send); 36: the root sends to 32 (a subtree of 4) and
+ * then to 16 (a subtree of 16, 4 more hops), so the slowest leaf, 31, is 5 A + g; 3: A + g
+ * (the root's second send); 1: nothing. A flat Bcast on 36 x 1 costs exactly that. */
+static void binomial_bcast_by_hand(void)
+{
+    const double s = 4608, A = cluster.alpha + cluster.beta * s,
+                 g = cluster.alpha / 2 + cluster.beta * s;
+    const struct {
+        int p;
+        double hand;
+    } cases[] = {{1, 0}, {2, A}, {3, A + g}, {32, 5 * A}, {36, 5 * A + g}, {64, 6 * A}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const double c = convoy__binomial_bcast_cost(&cluster, cases[i].p, s);
+        EXPECT(fabs(c - cases[i].hand) < 1e-12,
+               "binomial Bcast %d processes: %.4f us, by hand %.4f us", cases[i].p, 1e6 * c,
+               1e6 * cases[i].hand);
+    }
+    convoy__topo t;
+    make_topo(&t, 36, 1);
+    convoy__args a = make_args(CONVOY_COLL_BCAST, &t, 1152, &cluster);
+    const convoy__algo *al = convoy__algo_find(CONVOY_COLL_BCAST, "binomial");
+    const double c = al ? convoy__algo_cost(al, &a, &cluster) : 0;
+    EXPECT(al && fabs(c - (5 * A + g)) < 1e-12, "binomial Bcast 36 x 1: %.4f us, by hand %.4f us",
+           1e6 * c, 1e6 * (5 * A + g));
+    convoy__topo_free(&t);
+}
+
+/* Sends (or receives) posted at once overlap their latencies: k messages cost one whole
+ * message and k - 1 shares, alpha + (k - 1) alpha / 2 + k beta b. The lane Reduce's gather
+ * at the root is such a fan-in: on 4 x 8 at 64 ints its cost beyond the node reduce-scatter
+ * and the lane reduces (convoy__lane_rs_then) is 7 blocks of 8 ints posted at once. */
+static void posted_at_once_by_hand(void)
+{
+    const double b = 32;
+    const double hand7 = cluster.alpha + 6 * cluster.alpha / 2 + 7 * cluster.beta * b;
+    EXPECT(fabs(convoy__posted_cost(&cluster, 7, b) - hand7) < 1e-15 &&
+               convoy__posted_cost(&cluster, 0, b) == 0,
+           "posted cost of 7 messages: %.4f us, by hand %.4f us",
+           1e6 * convoy__posted_cost(&cluster, 7, b), 1e6 * hand7);
+    convoy__topo t;
+    make_topo(&t, 4, 8);
+    convoy__args a = make_args(CONVOY_COLL_REDUCE, &t, 64, &cluster);
+    const convoy__algo *al = convoy__algo_find(CONVOY_COLL_REDUCE, "lane");
+    const double gather =
+        cluster.alpha_node + 6 * cluster.alpha_node / 2 + 7 * cluster.beta_node * b;
+    const double c = al ? convoy__algo_cost(al, &a, &cluster) -
+                              convoy__lane_rs_then(&a, &cluster, CONVOY_COLL_REDUCE)
+                        : 0;
+    EXPECT(al && fabs(c - gather) < 1e-12,
+           "lane Reduce 4x8, 64 ints: gather %.4f us, by hand %.4f us", 1e6 * c, 1e6 * gather);
+    convoy__topo_free(&t);
+}
+
 int main(void)
 {
     small_counts_on_one_host();
@@ -428,5 +484,7 @@ int main(void)
     zero_copy_phase_as_built();
     strided_lane_allgather_by_hand();
     single_copy_by_model();
+    binomial_bcast_by_hand();
+    posted_at_once_by_hand();
     return unit_done();
 }

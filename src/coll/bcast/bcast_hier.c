@@ -12,7 +12,8 @@
  * receives m; all of it through one process per node, the others move nothing between
  * nodes (the contrast to `lane`).
  *
- * Cost: T_bcast(N, m, one lane) + ceil(log2 n)(alpha_node + beta_node m). Rounds:
+ * Cost: T_bcast(N, m, one lane) + the node tree's critical path (ceil(log2 n)(alpha_node +
+ * beta_node m) for n a power of two; convoy__binomial_bcast_cost). Rounds:
  * ceil(log2 N) + ceil(log2 n), at most one more than a flat binomial tree.
  *
  * Restrictions: more than one node and some node with more than one process. Source:
@@ -64,6 +65,5 @@ double convoy__bcast_hier_cost(const convoy__args *a, const convoy__machine *m)
     b.machine = *m;
     const convoy__machine node = convoy__lane_level(m, 0);
     return convoy__lane_cost_equal(&b, CONVOY_COLL_BCAST, t->nnodes, 1, a->count) +
-           convoy__log2_floor(2 * t->max_ppn - 1) *
-               (node.alpha + node.beta * (double)(a->count * a->rtype.size));
+           convoy__binomial_bcast_cost(&node, t->max_ppn, (double)(a->count * a->rtype.size));
 }
