@@ -442,9 +442,26 @@ static int formula(const char *expr, const convoy__check_case *c, const convoy__
     return f.bad || *f.p ? -1 : 0;
 }
 
+/* Whether the scratch `got` of whose schedule is more than formula expr allows (says so). */
+static int scratch_over(const char *expr, const char *whose, int64_t got,
+                        const convoy__check_case *c, const convoy__topo *t,
+                        const convoy__check_stats *st, const char *name)
+{
+    double want = 0;
+    if (formula(expr, c, t, st, &want)) {
+        printf("ERROR %s: bad formula %s\n", name, expr);
+        return 1;
+    }
+    if ((double)got <= want) return 0;
+    printf("FAIL %s: %s schedule allocates %lld bytes of scratch, more than %s = %.0f\n", name,
+           whose, (long long)got, expr, want);
+    return 1;
+}
+
 /* --expect-node-bytes (regular data: every node sends exactly the formula's bytes),
- * --expect-inter-bytes (regular data: all nodes together send exactly that) and
- * --expect-tmp-max (every case: no rank's schedule allocates more scratch). */
+ * --expect-inter-bytes (regular data: all nodes together send exactly that),
+ * --expect-tmp-max (every case: no rank's schedule allocates more scratch) and
+ * --expect-tmp-root (rooted collectives: the root's schedule). */
 static int bytes_fail(const convoy__check_case *c, const opts *o, const convoy__check_stats *st,
                       const char *name)
 {
@@ -483,28 +500,10 @@ static int bytes_fail(const convoy__check_case *c, const opts *o, const convoy__
             fail = 1;
         }
     }
-    if (ok && !fail && o->expect_tmp_max) {
-        if (formula(o->expect_tmp_max, c, &t, st, &want)) {
-            printf("ERROR %s: bad formula %s\n", name, o->expect_tmp_max);
-            fail = 1;
-        } else if ((double)st->tmp_max > want) {
-            printf("FAIL %s: a rank's schedule allocates %lld bytes of scratch, more than %s = "
-                   "%.0f\n",
-                   name, (long long)st->tmp_max, o->expect_tmp_max, want);
-            fail = 1;
-        }
-    }
-    if (ok && !fail && o->expect_tmp_root && is_rooted(c->coll)) {
-        if (formula(o->expect_tmp_root, c, &t, st, &want)) {
-            printf("ERROR %s: bad formula %s\n", name, o->expect_tmp_root);
-            fail = 1;
-        } else if ((double)st->tmp_root > want) {
-            printf("FAIL %s: the root's schedule allocates %lld bytes of scratch, more than %s = "
-                   "%.0f\n",
-                   name, (long long)st->tmp_root, o->expect_tmp_root, want);
-            fail = 1;
-        }
-    }
+    if (ok && !fail && o->expect_tmp_max)
+        fail = scratch_over(o->expect_tmp_max, "a rank's", st->tmp_max, c, &t, st, name);
+    if (ok && !fail && o->expect_tmp_root && is_rooted(c->coll))
+        fail = scratch_over(o->expect_tmp_root, "the root's", st->tmp_root, c, &t, st, name);
     convoy__topo_free(&t);
     return fail;
 }
