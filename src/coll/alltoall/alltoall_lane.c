@@ -5,18 +5,20 @@
  * Idea: on N nodes of n processes, process (l, j) (node l, node rank j) first exchanges
  * with the other members of lane j: to node l' it sends the n blocks for node l''s
  * processes, so afterwards it holds, from every node l', the n blocks that (l', j) has for
- * the processes of node l. Then, inside the node, it hands process (l, q) the block from
- * (l', j) for every l' (N messages per pair of node processes, plain node messages): each
- * block crosses the network once and the node once, as in the paper (which uses a vector
- * datatype for the strided node exchange; here each source node's block is its own
- * message, straight into its place in the receive buffer).
+ * the processes of node l. Then, inside the node, it hands process (l, q) the blocks from
+ * (l', j) for every l' in one message, as the paper's vector datatype does: N blocks n
+ * apart in the intermediate buffer, received straight into their places in the receive
+ * buffer (a strided region where nodes are consecutive, else an indexed one). Each block
+ * crosses the network once and the node once; a process sends its lane alltoall's
+ * messages and n - 1 node messages (a message per source node, as here until 26 Nov 2026,
+ * made that N (n - 1): 252 of the 287 per process at 36 x 8).
  *
  * Bytes leaving each node (regular layout, block of c bytes): (N - 1) n^2 c, every
  * process of the node sending (N - 1) n c on its lane: a direct algorithm's volume, spread
  * over the n processes (checked: --assert-inter-spread 2).
  *
- * Cost: T_alltoall(N, n c; n concurrent) + (n - 1) N (alpha_node / 2 + beta_node c)
- * (the node messages are posted at once).
+ * Cost: T_alltoall(N, n c; n concurrent) + the n - 1 node messages of N c bytes posted at
+ * once (convoy__posted_cost: alpha_node + (n - 2) alpha_node / 2 + (n - 1) beta_node N c).
  *
  * Zero copy on uniform layouts (nodes of consecutive ranks): the lane alltoall reads the
  * send buffer directly (node l''s blocks are contiguous there) and receives into one
@@ -97,19 +99,35 @@ int convoy__alltoall_lane(const convoy__args *a, convoy__schedule *s)
     sub.rcounts = rc;
     sub.displs = rc + N;
     const int lane = convoy__lane_child(s, &sub, map, sbase, TBLK(0), packed.n, packed.v);
-    /* (2) Node exchange: T[l' n + q] goes to node rank q, into its block of rank (l', me). */
-    for (int l = 0; l < N && !s->err; l++)
-        for (int q = 0; q < n; q++) {
-            const convoy__region into = convoy__a2a_rblock(a, convoy__topo_rank_at(t, l, q));
-            if (q == me)
+    /* (2) Node exchange, one message per pair of node processes (the paper's vector type):
+     * to node rank q the blocks T[l' n + q] of every node l' (n blocks apart), into q's
+     * blocks of the ranks (l', me); received evenly spaced (a strided region: nodes of
+     * consecutive ranks) or as they lie (an indexed region). rc is free again: the lane
+     * child is built. */
+    for (int q = 0; q < n && !s->err; q++) {
+        if (q == me) {
+            for (int l = 0; l < N; l++)
                 convoy__add_copy(s, TBLK(l * n + me),
                                  convoy__a2a_rblock(a, convoy__topo_rank_at(t, l, me)),
                                  CONVOY_DEP(lane));
-            else {
-                convoy__add_recv(s, CONVOY_COMM_NODE, q, l, into, CONVOY_DEP(lane));
-                convoy__add_send(s, CONVOY_COMM_NODE, q, l, TBLK(l * n + q), CONVOY_DEP(lane));
-            }
+            continue;
         }
+        int even = 1;
+        for (int l = 0; l < N; l++) {
+            rc[l] = convoy__a2a_rblock(a, convoy__topo_rank_at(t, l, q)).off;
+            rc[N + l] = c;
+            even = even && (l < 2 || rc[l] - rc[l - 1] == rc[1] - rc[0]);
+        }
+        even = even && rc[1] - rc[0] >= c * rext;
+        const convoy__region into =
+            even ? convoy__reg_strided(CONVOY_BUF_RECV, CONVOY_T_RECV, rc[0], c, N, rc[1] - rc[0])
+                 : convoy__reg_indexed(s, CONVOY_BUF_RECV, CONVOY_T_RECV, 0, N, rc, rc + N);
+        const convoy__region t0 = TBLK(q);
+        const convoy__region from =
+            convoy__reg_strided(t0.buf, t0.tslot, t0.off, c, N, (int64_t)n * c * rext);
+        convoy__add_recv(s, CONVOY_COMM_NODE, q, 0, into, CONVOY_DEP(lane));
+        convoy__add_send(s, CONVOY_COMM_NODE, q, 0, from, CONVOY_DEP(lane));
+    }
 #undef TBLK
     convoy__topo_free(&lt);
     convoy__lane_deps_free(&packed);
@@ -127,5 +145,5 @@ double convoy__alltoall_lane_cost(const convoy__args *a, const convoy__machine *
     const convoy__machine node = convoy__lane_level(m, 0);
     const double blk = (double)(a->rcounts[0] * a->rtype.size);
     return convoy__lane_cost_equal(&b, CONVOY_COLL_ALLTOALL, N, n, n * a->rcounts[0]) +
-           (n - 1) * N * (node.alpha / 2 + node.beta * blk);
+           convoy__posted_cost(&node, n - 1, N * blk);
 }
