@@ -26,17 +26,11 @@ int convoy__rooted_run_root(const convoy__args *a, convoy__schedule *s, int comm
         }
     int step = -1;
     if (k > 0) {
-        /* One block: a plain region. Equal blocks evenly spaced in the vector (and apart):
-         * one strided region, the paper's vector type with a resized extent. Anything else
-         * (uneven displacements, different counts, gaps, any order): an indexed region, the
-         * hindexed type of the blocks. Either way straight in the vector. */
+        /* Straight in the vector: one block plain, equal blocks evenly spaced as the paper's
+         * vector type with a resized extent, anything else (uneven displacements, different
+         * counts, gaps, any order) as the hindexed type of the blocks. */
         const convoy__region b = convoy__rooted_block(a, rk[0]);
-        const int64_t d = k > 1 ? disp[1] - disp[0] : 0;
-        int even = k == 1 || d >= cnt[0] * ext;
-        for (int i = 1; i < k && even; i++)
-            even = cnt[i] == cnt[0] && disp[i] - disp[i - 1] == d;
-        const convoy__region r = even ? convoy__reg_strided(b.buf, b.tslot, disp[0], cnt[0], k, d)
-                                      : convoy__reg_indexed(s, b.buf, b.tslot, 0, k, disp, cnt);
+        const convoy__region r = convoy__reg_blocklist(s, b.buf, b.tslot, ext, k, disp, cnt);
         step = g ? convoy__add_recv(s, comm, peer, tag, r, 0, NULL)
                  : convoy__add_send(s, comm, peer, tag, r, 0, NULL);
     }

@@ -68,6 +68,17 @@ convoy__region convoy__reg_indexed(convoy__schedule *s, int buf, int tslot, int6
     return r;
 }
 
+convoy__region convoy__reg_blocklist(convoy__schedule *s, int buf, int tslot, int64_t ext, int n,
+                                     const int64_t *disp, const int64_t *counts)
+{
+    const int64_t d = n > 1 ? disp[1] - disp[0] : 0;
+    int even = n <= 1 || d >= counts[0] * ext;
+    for (int i = 1; i < n && even; i++)
+        even = counts[i] == counts[0] && disp[i] - disp[i - 1] == d;
+    return even ? convoy__reg_strided(buf, tslot, n > 0 ? disp[0] : 0, n > 0 ? counts[0] : 0, n, d)
+                : convoy__reg_indexed(s, buf, tslot, 0, n, disp, counts);
+}
+
 convoy__region convoy__reg_move(convoy__schedule *dst, const convoy__schedule *src,
                                 convoy__region r)
 {

@@ -151,6 +151,12 @@ convoy__region convoy__reg_strided(int buf, int tslot, int64_t off, int64_t coun
  * region is empty. */
 convoy__region convoy__reg_indexed(convoy__schedule *s, int buf, int tslot, int64_t off, int n,
                                    const int64_t *disp, const int64_t *counts);
+/* The n blocks of counts[i] elements (all > 0) at byte offsets disp[i] of one buffer, elements
+ * of ext bytes, as one message's region: plain for one block; strided (papers/004's vector
+ * type) when the blocks are equal and evenly spaced at least a block's extent apart; else
+ * indexed (the hindexed type of the blocks). */
+convoy__region convoy__reg_blocklist(convoy__schedule *s, int buf, int tslot, int64_t ext, int n,
+                                     const int64_t *disp, const int64_t *counts);
 /* Region r of schedule src as a region of dst (an indexed region's pairs copied into dst's
  * table; anything else unchanged): for steps moved from one schedule into another. */
 convoy__region convoy__reg_move(convoy__schedule *dst, const convoy__schedule *src,

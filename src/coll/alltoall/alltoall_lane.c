@@ -112,16 +112,12 @@ int convoy__alltoall_lane(const convoy__args *a, convoy__schedule *s)
                                  CONVOY_DEP(lane));
             continue;
         }
-        int even = 1;
         for (int l = 0; l < N; l++) {
             rc[l] = convoy__a2a_rblock(a, convoy__topo_rank_at(t, l, q)).off;
             rc[N + l] = c;
-            even = even && (l < 2 || rc[l] - rc[l - 1] == rc[1] - rc[0]);
         }
-        even = even && rc[1] - rc[0] >= c * rext;
         const convoy__region into =
-            even ? convoy__reg_strided(CONVOY_BUF_RECV, CONVOY_T_RECV, rc[0], c, N, rc[1] - rc[0])
-                 : convoy__reg_indexed(s, CONVOY_BUF_RECV, CONVOY_T_RECV, 0, N, rc, rc + N);
+            convoy__reg_blocklist(s, CONVOY_BUF_RECV, CONVOY_T_RECV, rext, N, rc, rc + N);
         const convoy__region t0 = TBLK(q);
         const convoy__region from =
             convoy__reg_strided(t0.buf, t0.tslot, t0.off, c, N, (int64_t)n * c * rext);
