@@ -477,6 +477,47 @@ static int validate(const vctx *v, const convoy__schedule *s, int comm, const ch
     return 0;
 }
 
+/* Marks the scratch bytes region g covers (plain, strided or indexed) in w. */
+static void mark_tmp(const vctx *v, const convoy__schedule *s, const convoy__region *g,
+                     unsigned char *w)
+{
+    if (g->buf != CONVOY_BUF_TMP || g->count <= 0) return;
+    const int64_t eb = v->tsb[g->tslot];
+    const int64_t *tab = g->indexed ? convoy__reg_table(s, g) : NULL;
+    const int nb = g->indexed ? g->nblk : g->nblk > 1 ? g->nblk : 1;
+    for (int k = 0; k < nb; k++) {
+        int64_t lo = g->off + (tab ? tab[2 * k] : k * g->stride);
+        int64_t hi = lo + (tab ? tab[2 * k + 1] : g->count) * eb;
+        if (lo < 0) lo = 0;
+        if (hi > s->tmp_bytes) hi = s->tmp_bytes;
+        if (hi > lo) memset(w + lo, 1, (size_t)(hi - lo));
+    }
+}
+
+/* Scratch bytes of s and its nested schedules that no step writes into (-1: no memory). */
+static int64_t tmp_unwritten(const vctx *v, const convoy__schedule *s)
+{
+    int64_t n = 0;
+    for (int i = 0; i < s->nchildren; i++) {
+        const int64_t c = s->children[i] ? tmp_unwritten(v, s->children[i]) : 0;
+        if (c < 0) return -1;
+        n += c;
+    }
+    if (s->tmp_bytes <= 0) return n;
+    unsigned char *w = calloc((size_t)s->tmp_bytes, 1);
+    if (!w) return -1;
+    for (int i = 0; i < s->nsteps; i++) {
+        const convoy__step *st = &s->steps[i];
+        if (st->kind == CONVOY_STEP_RECV || st->kind == CONVOY_STEP_COPY ||
+            st->kind == CONVOY_STEP_REDUCE || st->kind == CONVOY_STEP_READ)
+            mark_tmp(v, s, &st->dst, w);
+    }
+    for (int64_t b = 0; b < s->tmp_bytes; b++)
+        n += !w[b];
+    free(w);
+    return n;
+}
+
 /* --- one case ------------------------------------------------------------------------ */
 
 typedef struct casedata {
@@ -1084,6 +1125,8 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         c->count < 0 || c->root < 0 || c->root >= P)
         return CONVOY_ERR_ARG;
     int rc = 0;
+    int64_t unwritten = 0; /* the most scratch bytes of one rank that it never writes */
+    int unwritten_rank = -1;
     casedata d;
     memset(&d, 0, sizeof d);
     d.P = P;
@@ -1301,6 +1344,12 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
             snprintf(res->reason, sizeof res->reason, "invalid schedule: %s", why);
             goto cleanup;
         }
+        const int64_t un = tmp_unwritten(&v, scheds[i]);
+        if (un < 0) {
+            rc = CONVOY_ERR_NO_MEM;
+            goto cleanup;
+        }
+        if (un > unwritten) unwritten = un, unwritten_rank = i;
     }
 
     /* Two operations show the segment's reuse; three, where schedules alternate, the reuse
@@ -1323,10 +1372,16 @@ int convoy__check_run(const convoy__check_case *c, convoy__check_result *res)
         rc = run_mode(c, &d, &full, views, scheds, CONVOY_CHECK_SHUFFLE, ops, res,
                       !(modes & CONVOY_CHECK_LOCKSTEP), 1);
     res->st.cell_bytes = d.cb;
+    res->st.tmp_unwritten = unwritten;
+    res->st.tmp_unwritten_rank = unwritten_rank;
     for (int i = 0; i < P; i++) {
         const int64_t b = convoy__lane_tree_tmp(scheds[i]);
         if (b > res->st.tmp_max) res->st.tmp_max = b;
+        res->st.tmp_total += b;
         if (is_rooted(&d) && i == c->root) res->st.tmp_root = b;
+        if (is_rooted(&d) && i != c->root && full.node_of[i] == full.node_of[c->root] &&
+            b > res->st.tmp_peers)
+            res->st.tmp_peers = b;
     }
 
 cleanup:

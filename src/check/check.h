@@ -84,9 +84,16 @@ typedef struct convoy__check_stats {
     int64_t node_out_max, node_in_max; /* inter-node bytes a node sends / receives */
     int64_t node_out_min;              /* the least a node sends */
     int64_t inter_total;               /* inter-node bytes all nodes send together */
-    int64_t tmp_max;    /* scratch bytes one rank's schedule tree allocates (all its nodes) */
-    int64_t tmp_root;   /* rooted collectives: the root's (else 0) */
-    int64_t cell_bytes; /* bytes of one element in this case (symbolic cells) */
+    int64_t tmp_max;   /* scratch bytes one rank's schedule tree allocates (all its nodes) */
+    int64_t tmp_root;  /* rooted collectives: the root's (else 0) */
+    int64_t tmp_peers; /* rooted collectives: the most of one of the root's node peers */
+    int64_t tmp_total; /* all ranks' together */
+    /* Scratch bytes of one rank's schedule tree that none of its own steps writes (receives,
+     * copies, reduces or reads into): the most over the ranks, and that rank (-1: none). A
+     * rank whose scratch is all written allocates only what it holds. */
+    int64_t tmp_unwritten;
+    int tmp_unwritten_rank;
+    int64_t cell_bytes;         /* bytes of one element in this case (symbolic cells) */
     int64_t lane_max, lane_min; /* inter-node bytes sent by the ranks of node rank j */
     int64_t round_node_out_max; /* lockstep: most inter-node messages a node sends */
     int64_t round_node_in_max;  /*   or receives in one round */

@@ -79,6 +79,11 @@ static void usage(FILE *f)
             "  --expect-tmp-max F    fail a case whose schedule (with its nested ones)\n"
             "                        allocates more scratch bytes than F on some rank\n"
             "  --expect-tmp-root F   the same for the root's schedule (rooted collectives)\n"
+            "  --expect-tmp-peers F  the same for each of the root's node peers' schedules\n"
+            "  --expect-tmp-written  fail a case in which some rank's schedule (with its\n"
+            "                        nested ones) allocates scratch bytes that none of its\n"
+            "                        own steps receives, copies, reduces or reads into (a\n"
+            "                        rank holds no scratch beyond what it relays or packs)\n"
             "  --displs LIST         gatherv and scatterv displacements: seeded (default:\n"
             "                        gaps of 0..2, shuffled for odd seeds), packed, stride,\n"
             "                        gaps, reversed, shuffled, overlap (scatterv only)\n"
@@ -236,7 +241,9 @@ typedef struct opts {
     int expect_busy;
     int64_t expect_inflight; /* 0: none, -1: nodes x largest node */
     /* formulas (expr() below), or NULL */
-    const char *expect_node_bytes, *expect_inter_bytes, *expect_tmp_max, *expect_tmp_root;
+    const char *expect_node_bytes, *expect_inter_bytes, *expect_tmp_max, *expect_tmp_root,
+        *expect_tmp_peers;
+    int expect_tmp_written;
     int64_t *ids;
     int nids;
     int nparams;
@@ -466,7 +473,7 @@ static int bytes_fail(const convoy__check_case *c, const opts *o, const convoy__
                       const char *name)
 {
     if (!o->expect_node_bytes && !o->expect_inter_bytes && !o->expect_tmp_max &&
-        !o->expect_tmp_root)
+        !o->expect_tmp_root && !o->expect_tmp_peers && !o->expect_tmp_written)
         return 0;
     int64_t *ids = malloc((size_t)c->procs * sizeof *ids);
     convoy__topo t;
@@ -504,6 +511,15 @@ static int bytes_fail(const convoy__check_case *c, const opts *o, const convoy__
         fail = scratch_over(o->expect_tmp_max, "a rank's", st->tmp_max, c, &t, st, name);
     if (ok && !fail && o->expect_tmp_root && is_rooted(c->coll))
         fail = scratch_over(o->expect_tmp_root, "the root's", st->tmp_root, c, &t, st, name);
+    if (ok && !fail && o->expect_tmp_peers && is_rooted(c->coll))
+        fail = scratch_over(o->expect_tmp_peers, "a root's node peer's", st->tmp_peers, c, &t, st,
+                            name);
+    if (ok && !fail && o->expect_tmp_written && st->tmp_unwritten > 0) {
+        printf("FAIL %s: rank %d's schedule allocates %lld bytes of scratch that none of its "
+               "steps writes\n",
+               name, st->tmp_unwritten_rank, (long long)st->tmp_unwritten);
+        fail = 1;
+    }
     convoy__topo_free(&t);
     return fail;
 }
@@ -657,7 +673,7 @@ static void run_case(convoy__check_case *c, const opts *o, const convoy__check_m
            "rank), inter-node bytes per node max out %lld in %lld, per lane %lld..%lld, per "
            "rank %lld..%lld; ranks not sending %lld, not receiving %lld, not reducing %lld; "
            "inter-node messages in one round %lld, in flight %lld; scratch max %lld, root "
-           "%lld\n",
+           "%lld, root's node peers %lld, all ranks %lld, unwritten %lld\n",
            name, (long long)res.st.rounds, pred, (long long)res.st.msgs,
            (long long)res.st.rank_msgs_max, (long long)res.st.bytes,
            (long long)res.st.rank_bytes_max, (long long)res.st.node_out_max,
@@ -665,7 +681,9 @@ static void run_case(convoy__check_case *c, const opts *o, const convoy__check_m
            (long long)res.st.rank_inter_min, (long long)res.st.rank_inter_max,
            (long long)res.st.ranks_not_sending, (long long)res.st.ranks_not_receiving,
            (long long)res.st.ranks_not_reducing, (long long)res.st.round_inter_max,
-           (long long)res.st.inflight_max, (long long)res.st.tmp_max, (long long)res.st.tmp_root);
+           (long long)res.st.inflight_max, (long long)res.st.tmp_max, (long long)res.st.tmp_root,
+           (long long)res.st.tmp_peers, (long long)res.st.tmp_total,
+           (long long)res.st.tmp_unwritten);
 }
 
 static void sweep_algo(const opts *o, int coll, const convoy__algo *al,
@@ -879,6 +897,9 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--expect-busy")) {
             o.expect_busy = 1;
             takes = 0;
+        } else if (!strcmp(a, "--expect-tmp-written")) {
+            o.expect_tmp_written = 1;
+            takes = 0;
         } else if (!strcmp(a, "--smp-check")) {
             o.smp_check = 1;
             takes = 0;
@@ -966,6 +987,8 @@ int main(int argc, char **argv)
             o.expect_tmp_max = v;
         } else if (!strcmp(a, "--expect-tmp-root")) {
             o.expect_tmp_root = v;
+        } else if (!strcmp(a, "--expect-tmp-peers")) {
+            o.expect_tmp_peers = v;
         } else if (!strcmp(a, "--displs")) {
             bad = parse_strs(v, &o.displs);
             for (int k = 0; !bad && k < o.displs.n; k++)

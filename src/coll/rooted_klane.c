@@ -25,6 +25,7 @@ int convoy__rooted_klane_plan(const convoy__args *a, convoy__rooted_klane *p)
     p->N = t->nnodes;
     p->k = t->ppn;
     p->R = t->node_of[a->root];
+    p->rot = t->node_rank_of[a->root];
     p->v = (t->node - p->R + p->N) % p->N;
     p->off = malloc((size_t)(p->N + 1) * sizeof *p->off);
     if (!p->off) return CONVOY_ERR_NO_MEM;
@@ -39,7 +40,7 @@ int convoy__rooted_klane_plan(const convoy__args *a, convoy__rooted_klane *p)
         int digit;
         const long span = low_span(p->v, p->k, &digit);
         p->end = p->v + span < p->N ? (int)(p->v + span) : p->N;
-        p->entry = digit - 1;
+        p->entry = (digit - 1 + p->rot) % p->k;
         p->parent = convoy__topo_rank_at(t, (int)((p->R + p->v - digit * span) % p->N), p->entry);
     }
     return 0;
@@ -59,10 +60,12 @@ int convoy__rooted_klane_children(const convoy__rooted_klane *p, int port, int *
     const long span = p->v > 0 ? low_span(p->v, p->k, &digit) : 0;
     while (p->v == 0 ? top < p->N : top < span)
         top *= p->k + 1, levels++;
-    /* Largest subtree first (it has the longest way to go). */
+    /* Port index of node rank `port` (the root is port 0), largest subtree first (it has
+     * the longest way to go). */
+    const int idx = (port - p->rot + p->k) % p->k;
     for (long q = top / (p->k + 1); q >= 1 && n < CONVOY_KLANE_MAXCHILD; q /= p->k + 1) {
         levels--;
-        const long c = p->v + (long)(port + 1) * q;
+        const long c = p->v + (long)(idx + 1) * q;
         if (c >= p->N) continue;
         child[n] = (int)c;
         end[n] = c + q < p->N ? (int)(c + q) : p->N;

@@ -383,9 +383,57 @@ static void shm_stream(void)
     EXPECT(r.status == CONVOY_CHECK_SKIP, "shm_stream on two nodes: status %d", r.status);
 }
 
+/* --- scratch accounting -------------------------------------------------------------- */
+
+/* Grows rank 2's scratch by 8 bytes that nothing writes. */
+static int grow_tmp(void *ctx, const convoy__args *a, convoy__schedule *s)
+{
+    (void)ctx;
+    if (a->topo->rank != 2) return 0;
+    s->tmp_bytes += 8;
+    return 1;
+}
+
+/* The k-ported Gather on 3 nodes of 4, root rank 1 (node 0's node rank 1, so port i is node
+ * rank i + 1 mod 4): the root (port 0) receives node 1's 4 blocks itself, its node peer
+ * rank 2 (port 1) relays node 2's 4 blocks and holds just those, ranks 0 and 3 nothing;
+ * the entry ports of nodes 1 and 2 (ranks 5 and 10) collect their node's 4 blocks, the
+ * other 6 processes pack their own block: 4 + 4 + 4 + 6 blocks in all. Every scratch byte
+ * is written; 8 bytes more on rank 2 are reported as unwritten. */
+static void scratch(void)
+{
+    convoy__check_case c;
+    convoy__check_case_init(&c);
+    c.coll = CONVOY_COLL_GATHER;
+    c.algo = convoy__check_algo_find(CONVOY_COLL_GATHER, "klane_tree");
+    EXPECT(c.algo != NULL, "gather klane_tree is not registered");
+    if (!c.algo) return;
+    c.procs = 12;
+    c.ppn = 4;
+    c.count = 5;
+    c.root = 1;
+    convoy__check_result r = run(&c);
+    const int64_t m = 5 * r.st.cell_bytes;
+    EXPECT(r.status == CONVOY_CHECK_PASS, "klane gather: %s", r.reason);
+    EXPECT(r.st.tmp_root == 0 && r.st.tmp_peers == 4 * m && r.st.tmp_max == 4 * m &&
+               r.st.tmp_total == 18 * m && r.st.tmp_unwritten == 0 && r.st.tmp_unwritten_rank == -1,
+           "klane gather scratch: root %lld, peers %lld, max %lld, total %lld, unwritten %lld "
+           "(rank %d); expected 0, %lld, %lld, %lld, 0 (-1)",
+           (long long)r.st.tmp_root, (long long)r.st.tmp_peers, (long long)r.st.tmp_max,
+           (long long)r.st.tmp_total, (long long)r.st.tmp_unwritten, r.st.tmp_unwritten_rank,
+           (long long)(4 * m), (long long)(4 * m), (long long)(18 * m));
+    c.mutate = grow_tmp;
+    r = run(&c);
+    EXPECT(r.status == CONVOY_CHECK_PASS && r.mutated == 1 && r.st.tmp_unwritten == 8 &&
+               r.st.tmp_unwritten_rank == 2,
+           "grown scratch: status %d, mutated %d, unwritten %lld on rank %d (expected 8 on 2)",
+           r.status, r.mutated, (long long)r.st.tmp_unwritten, r.st.tmp_unwritten_rank);
+}
+
 int main(void)
 {
     self_tests();
+    scratch();
     rounds();
     mutations();
     rewrite();

@@ -26,8 +26,12 @@
  * node, n > 1, every block's size on every rank (not a nonblocking Gatherv). Copies: blocks
  * off the root node are packed once by their owners (packed bytes travel as bytes); the
  * root copies nothing and allocates no scratch (`convoy-check --expect-tmp-root 0`,
- * check_rooted_klane_root_zero_copy); ports relay ranges in their scratch. Source:
- * papers/004 §5.
+ * check_rooted_klane_root_zero_copy). Scratch elsewhere is only what a process relays: an
+ * entry port off the root node its node's subtree (it sends it as one message); any other
+ * port its own packed block (off the root node) and its children's ranges, one after
+ * another -- on the root node that is its child nodes' share, not the message
+ * (`--expect-tmp-written`: every scratch byte is the target of one of its own steps).
+ * Source: papers/004 §5.
  */
 #include "coll/rooted_lane.h"
 #include "coll/rooted_klane.h"
@@ -47,9 +51,12 @@ int convoy__gather_klane_tree(const convoy__args *a, convoy__schedule *s)
     const int me = t->node_rank, rootnode = p.v == 0;
     int ch[CONVOY_KLANE_MAXCHILD], en[CONVOY_KLANE_MAXCHILD], lv[CONVOY_KLANE_MAXCHILD];
     convoy__lane_deps got = {0};
-    const int root = t->rank == a->root;
-    /* The root receives every range straight into place; a port relays in its scratch. */
-    s->tmp_bytes = root ? 0 : p.off[p.end] - p.off[p.v];
+    const int root = t->rank == a->root, entry = me == p.entry;
+    /* The root receives every range straight into place; an entry port off the root node
+     * collects its node's subtree in its scratch (it sends it as one range); another port
+     * holds only what it relays: its own packed block (off the root node), then its
+     * children's ranges one after another (`at`). */
+    int64_t at = 0;
     /* The own block: into place at the root, straight to the root on its node, else packed. */
     const int64_t mine = convoy__rooted_bytes(a, t->rank);
     if (t->rank == a->root) {
@@ -59,9 +66,11 @@ int convoy__gather_klane_tree(const convoy__args *a, convoy__schedule *s)
         if (mine > 0)
             convoy__add_send(s, CONVOY_COMM_NODE, p.entry, TAG_OWN, convoy__rooted_own(a), 0, NULL);
     } else if (mine > 0) {
-        const convoy__region piece = convoy__rooted_klane_piece(a, me);
+        const convoy__region piece = entry ? convoy__rooted_klane_piece(a, me)
+                                           : convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, 0, mine);
+        if (!entry) at = mine;
         const int packed = convoy__add_copy(s, convoy__rooted_own(a), piece, 0, NULL);
-        if (me != p.entry)
+        if (!entry)
             convoy__add_send(s, CONVOY_COMM_NODE, p.entry, TAG_OWN, piece, 1, &packed);
         else
             convoy__lane_deps_add(&got, packed, s);
@@ -69,8 +78,9 @@ int convoy__gather_klane_tree(const convoy__args *a, convoy__schedule *s)
     /* My port: each child's subtree, handed on to the entry port. */
     const int nc = convoy__rooted_klane_children(&p, me, ch, en, lv);
     for (int i = 0; i < nc; i++) {
-        const convoy__region r = convoy__rooted_klane_range(&p, ch[i], en[i]);
+        convoy__region r = convoy__rooted_klane_range(&p, ch[i], en[i]);
         if (r.count == 0) continue;
+        if (!entry) r.off = at, at += r.count;
         if (root) {
             convoy__rooted_klane_root_range(a, &p, s, CONVOY_COMM_ALL,
                                             convoy__topo_rank_at(t, (p.R + ch[i]) % p.N, me),
@@ -80,12 +90,13 @@ int convoy__gather_klane_tree(const convoy__args *a, convoy__schedule *s)
         const int in =
             convoy__add_recv(s, CONVOY_COMM_ALL, convoy__topo_rank_at(t, (p.R + ch[i]) % p.N, me),
                              TAG_LANE, r, 0, NULL);
-        if (me != p.entry)
+        if (!entry)
             convoy__add_send(s, CONVOY_COMM_NODE, p.entry, TAG_RANGE + lv[i], r, 1, &in);
         else
             convoy__lane_deps_add(&got, in, s);
     }
-    if (me == p.entry) {
+    s->tmp_bytes = root ? 0 : entry ? p.off[p.end] - p.off[p.v] : at;
+    if (entry) {
         /* The entry port collects the other ports' blocks and ranges. */
         for (int q = 0; q < p.k; q++) {
             if (q == me) continue;

@@ -19,7 +19,10 @@
  * one node, n > 1, every block's size on every rank (not a nonblocking Scatterv). Copies:
  * none at the root (it allocates no scratch: `convoy-check --expect-tmp-root 0`,
  * check_rooted_klane_root_zero_copy); each owner off the root node unpacks its own block.
- * Source: papers/004 §5.
+ * Scratch: an entry port off the root node holds its node's subtree (it arrives as one
+ * message), any other port only its own packed block (off the root node) and its
+ * children's ranges -- on the root node its child nodes' share, not the message
+ * (`--expect-tmp-written`). Source: papers/004 §5.
  */
 #include "coll/rooted_lane.h"
 #include "coll/rooted_klane.h"
@@ -94,23 +97,29 @@ int convoy__scatter_klane_tree(const convoy__args *a, convoy__schedule *s)
         }
     } else {
         /* Another port: its own block (straight into place on the root node), its
-         * children's ranges from the entry port, sent on to the children. */
+         * children's ranges from the entry port, sent on to the children. It holds only
+         * those: its own packed block (off the root node), then the ranges one after
+         * another (`at`), not its node's subtree. */
+        int64_t at = 0;
         if (mine > 0 && rootnode) {
             convoy__add_recv(s, CONVOY_COMM_NODE, p.entry, TAG_OWN, convoy__rooted_own(a), 0, NULL);
         } else if (mine > 0) {
-            const convoy__region piece = convoy__rooted_klane_piece(a, me);
+            const convoy__region piece = convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, 0, mine);
+            at = mine;
             const int in = convoy__add_recv(s, CONVOY_COMM_NODE, p.entry, TAG_OWN, piece, 0, NULL);
             convoy__add_copy(s, piece, convoy__rooted_own(a), 1, &in);
         }
         const int nc = convoy__rooted_klane_children(&p, me, ch, en, lv);
         for (int i = 0; i < nc; i++) {
-            const convoy__region r = convoy__rooted_klane_range(&p, ch[i], en[i]);
+            convoy__region r = convoy__rooted_klane_range(&p, ch[i], en[i]);
             if (r.count == 0) continue;
+            r.off = at, at += r.count;
             const int in =
                 convoy__add_recv(s, CONVOY_COMM_NODE, p.entry, TAG_RANGE + lv[i], r, 0, NULL);
             convoy__add_send(s, CONVOY_COMM_ALL, convoy__topo_rank_at(t, (p.R + ch[i]) % p.N, me),
                              TAG_LANE, r, 1, &in);
         }
+        s->tmp_bytes = at;
     }
     convoy__rooted_klane_free(&p);
     return s->err;
