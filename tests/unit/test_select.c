@@ -37,7 +37,9 @@
  *    the model finds them cheaper than the segment's copies: on one node of 2 with 4 MiB
  *    per process, reads at 8 GB/s against reductions at 25 GB/s (this host) keep the
  *    segment (no READ step in rank 0's schedule), reads at 200 GB/s take the single copy,
- *    an unmeasured rate keeps the segment, and CONVOY_*_CMA_MIN=0 forces it.
+ *    an unmeasured rate keeps the segment, and CONVOY_*_CMA_MIN=0 forces it;
+ *  - Allreduce node_ring's slots: by default as many as a node has processes, and the
+ *    model's node sums M / S times dearer where fewer are forced (by hand, 4 x 8).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -473,6 +475,39 @@ static void posted_at_once_by_hand(void)
     convoy__topo_free(&t);
 }
 
+/* Allreduce node_ring on 4 x 8 at 64 Ki ints, 1 MiB segment, simulated Hydra's figures:
+ * one piece of 8 KiB per process and part (b = B = 8192 < sqrt(2 alpha B / gamma)), by hand
+ * 2 (N-1) (alpha + beta b) on the network, gamma n s ((M-1) M / min(S, M) + 2 (M-1) + 1) / M
+ * on the node (the larger), plus (N-1) gamma b and 2 alpha. Slots default to M = 8 (all
+ * handlers of a ring step reduce at once: 22/8 of gamma n s); forced to 2, only 2 of the 8
+ * handlers reduce at a time and the node sums cost 4 times as much (43/8). */
+static void node_ring_slots_by_hand(void)
+{
+    const convoy__machine m = {.alpha = 2.21e-6, .beta = 3.3e-10, .gamma = 2e-10};
+    convoy__topo t;
+    make_topo(&t, 4, 8);
+    const double ns = 65536 * 4.0, b = 8192, N = 4;
+    const double net = 2 * (N - 1) * (m.alpha + m.beta * b),
+                 tail = (N - 1) * m.gamma * b + 2 * m.alpha;
+    const double hand[] = {m.gamma * ns * (7.0 * 8 / 8 + 15) / 8,
+                           m.gamma * ns * (7.0 * 8 / 2 + 15) / 8};
+    for (int v = 0; v < 2; v++) {
+        convoy__args a = make_args(CONVOY_COLL_ALLREDUCE, &t, 65536, &m);
+        a.shm_bytes = 1 << 20;
+        if (v == 1) {
+            snprintf(a.params[0].name, sizeof a.params[0].name, "CONVOY_ALLREDUCE_NODE_RING_SLOTS");
+            a.params[0].value = 2;
+            a.nparams = 1;
+        }
+        const double c = convoy__allreduce_node_ring_cost(&a, &m);
+        const double h = (hand[v] > net ? hand[v] : net) + tail;
+        EXPECT(fabs(c - h) < 1e-12,
+               "node_ring 4 x 8, 64 Ki ints, %s slots: %.4f us, by hand %.4f us",
+               v ? "2" : "default", 1e6 * c, 1e6 * h);
+    }
+    convoy__topo_free(&t);
+}
+
 int main(void)
 {
     small_counts_on_one_host();
@@ -486,5 +521,6 @@ int main(void)
     single_copy_by_model();
     binomial_bcast_by_hand();
     posted_at_once_by_hand();
+    node_ring_slots_by_hand();
     return unit_done();
 }

@@ -29,12 +29,21 @@
  *
  * Streaming: the segment holds rings of slots, not the data. Each node process w has S
  * reduce slots (its contributions, in the order handlers need them) and S broadcast slots
- * (its finished pieces), S = CONVOY_ALLREDUCE_NODE_RING_SLOTS (default 2: double buffering;
- * halved to 1 while the segment cannot hold one element per slot), each slot one piece:
- * 2 S m_i pieces per node, which bounds the piece size (whole elements, slots 64 bytes
- * apart, 16 in a small segment). Measured (np 4 as 2 nodes of 2 on 2 cores, 1M ints, 1 MiB
- * segment): 4 slots, i.e. pieces half as large, were 10-15% slower than 2; each piece
- * costs node handshakes besides its message. Data of any size streams through the rings.
+ * (its finished pieces), S = CONVOY_ALLREDUCE_NODE_RING_SLOTS (default M, the largest
+ * node's size, at least 2; halved down to 1 while the segment cannot hold one element per
+ * slot), each slot one piece: 2 S m_i pieces per node, which bounds the piece size (whole
+ * elements, slots 64 bytes apart, 16 in a small segment). Why M: a writer's slots are one
+ * ring over all handlers in time order, and it may reuse a slot only after that slot's
+ * handler has consumed it, which a handler does after reducing all M-1 contributions. So a
+ * writer is at most S units ahead, the units of a ring step have M different handlers, and
+ * only S of them can reduce at a time: with S = 2 the node sums ran at 2/M of the node's
+ * speed (simulated Hydra 4 x 8, 64 Ki ints: each process busy 104 us of 243, handlers idle
+ * waiting for slots their writers could not yet fill; S = 4, 8, 16: 167, 145, 142 us; at
+ * 4 x 4 S = 4 was best, 8 x 8 and 4 x 16 alike). S = M costs smaller pieces where the
+ * segment bounds them (more messages), which the sweeps above included. Earlier measured
+ * (np 4 as 2 nodes of 2 on 2 cores, 1M ints, 1 MiB segment): 4 slots, i.e. pieces half as
+ * large, were 10-15% slower than 2 (= M there); each piece costs node handshakes besides its
+ * message. Data of any size streams through the rings.
  * Flow control by 4 counters per process (so any number of processes per node fits the
  * segment's flags), each a count of units in a fixed order that every node process
  * computes alike ("time order": reduce stage before broadcast stage, ring step by ring
@@ -94,8 +103,9 @@
  * Cost (args.machine; m_min the smallest node, k = ceil(K / m_min) pieces per process and
  * part, b the piece size in bytes, n s the vector's bytes):
  *   network  T_net = 2 (N-1) k (alpha + beta b)
- *   node     T_loc = gamma n s ((M-1) + 2 (M-1) + 1) / M  (node sums; copies into and out
- *            of the segment, at about the cost of a reduction per byte)
+ *   node     T_loc = gamma n s ((M-1) M / min(S, M) + 2 (M-1) + 1) / M  (node sums, of which
+ *            only min(S, M) of the M handlers run at a time, see Streaming; copies into and
+ *            out of the segment, at about the cost of a reduction per byte)
  *            single copy: T_loc = n s (M-1)/M (2 c + gamma), c the reads' measured cost
  *            per byte (gamma where unmeasured), plus one flag handshake (the readers' done)
  *   T = max(T_net, T_loc) + (N-1) gamma b + 2 alpha
@@ -192,7 +202,11 @@ static int make_plan_as(const convoy__args *a, plan *pl, int cma)
     pl->mmin = t->max_ppn;
     for (int i = 0; i < t->nnodes; i++)
         if (t->node_size[i] < pl->mmin) pl->mmin = t->node_size[i];
-    pl->S = convoy__param_get(a, "CONVOY_ALLREDUCE_NODE_RING_SLOTS", 2);
+    /* Slots per ring: as many as the largest node has processes (at least 2), so that a
+     * writer can fill the slots of every handler of a ring step before the first of them
+     * consumed (with fewer, only S handlers reduce at a time; see "Streaming"). */
+    pl->S = convoy__param_get(a, "CONVOY_ALLREDUCE_NODE_RING_SLOTS", -1);
+    if (pl->S == -1) pl->S = pl->M < 2 ? 2 : pl->M < 256 ? pl->M : 256;
     if (pl->S < 1 || pl->S > 256) return CONVOY_ERR_ARG;
     if (a->count == 0) return 0;
     if (ty->size <= 0 || ty->extent <= 0 || ty->true_extent <= 0) return CONVOY_ERR_ARG;
@@ -679,8 +693,11 @@ static double plan_cost(const convoy__args *a, const convoy__machine *m, const p
      * rate of cross-memory attach (m->cma; gamma where unmeasured) and reduces (M-1)/M,
      * plus the readers' done handshake at the end. */
     const double rd = m->cma > 0 ? m->cma : m->gamma;
-    const double loc =
-        pl.cma ? ns * (M - 1) / M * (2.0 * rd + m->gamma) : m->gamma * ns * (3.0 * (M - 1) + 1) / M;
+    /* Slots: a writer is at most S units ahead of the handlers, so at most S of the M
+     * handlers reduce at a time; the node sums take M / S times as long where S < M. */
+    const double conc = pl.S < pl.M ? (double)pl.S : M;
+    const double loc = pl.cma ? ns * (M - 1) / M * (2.0 * rd + m->gamma)
+                              : m->gamma * ns * ((M - 1) * M / conc + 2.0 * (M - 1) + 1) / M;
     return (net > loc ? net : loc) + (N - 1) * m->gamma * b + (M > 1 ? 2 * m->alpha : 0) +
            (pl.cma ? convoy__flag_cost(m) : 0);
 }
