@@ -43,7 +43,12 @@
  *   node-local copies, never for a send, and receives never wait for slots: every
  *   dependency goes to a unit earlier in a node's Q, or to the same unit one hop earlier
  *   (a send on its receive), so (Q index, hop) decreases along every chain of waits and
- *   the schedule cannot deadlock, whatever MPI buffers.
+ *   the schedule cannot deadlock, whatever MPI buffers. An owner with node peers and a
+ *   contiguous send buffer (not in place) copies each own unit from the send buffer into
+ *   its slot and then from the slot (still in its cache) into its receive buffer, instead
+ *   of the whole own block into the receive buffer first and each unit out of it again:
+ *   the own bytes are read from memory once (measured at np 2, results of 4-32 MiB:
+ *   broadcast 8-25% faster, halffull 8 MiB 0.73-0.85 of the time, regular unchanged).
  * - Notifications: flag 0 counts a process's writes into the segment (chained, values
  *   only grow); a reader waits for the writer's count to pass the unit. Every process
  *   declares both flags and the segment size, so that the node agrees on them.
@@ -334,13 +339,20 @@ static int wait_on(convoy__schedule *s, int *last, int q, int flag, int64_t v)
 int convoy__allgatherv_node_segment(const convoy__args *a, convoy__schedule *s)
 {
     const convoy__topo *t = a->topo;
-    const int own = convoy__agv_copy_own(a, s);
     ns_plan pl;
     ns_node cur = {0}, prv = {0}, nxt = {0};
     int32_t *writer = NULL;
     int64_t *widx = NULL, *wcnt = NULL;
     int *rstep = NULL, *lastsend = NULL, *dv = NULL, *lastwait = NULL, *reads = NULL;
     int rc = plan_make(a, &pl);
+    /* Streaming with node peers from a contiguous send buffer: an own unit goes from the
+     * send buffer into its slot and from there into the receive buffer (the slot is still
+     * in this core's cache), instead of one copy of the whole own block into the receive
+     * buffer first and each unit out of it again: the own bytes are read from memory once,
+     * not twice. Else the own block is copied first. */
+    const int fuse = !rc && t->size > 1 && !pl.direct && !pl.cma && t->ppn > 1 && !a->inplace &&
+                     contiguous(&a->stype);
+    const int own = fuse ? -1 : convoy__agv_copy_own(a, s);
     if (rc || t->size == 1 || pl.nu == 0) goto done;
     const int nflags = pl.cma ? NS_FLAGS : F_DONE;
     s->nflags = nflags;
@@ -484,12 +496,20 @@ int convoy__allgatherv_node_segment(const convoy__args *a, convoy__schedule *s)
                                     dep(&d, wait_on(s, lastwait, q, F_CONSUMED, k - pl.nslots + 1));
                         dep(&d, prev_c);
                         dep(&d, have);
-                        mine = convoy__add_copy(s, rb, sg, d.n, d.v);
+                        const int fused = fuse && h == 0;
+                        mine = convoy__add_copy(s,
+                                                fused ? convoy__reg(CONVOY_BUF_SEND, CONVOY_T_BYTE,
+                                                                    u->e0 * es, u->n * es)
+                                                      : rb,
+                                                sg, d.n, d.v);
                         d.n = 0;
                         dep(&d, mine);
                         dep(&d, prev_w);
                         prev_w =
                             convoy__add_notify(s, F_WRITTEN, (uint32_t)(widx[k] + 1), d.n, d.v);
+                        /* Fused: my own unit from the slot into place (before I say the
+                         * slot is consumed). */
+                        if (fused) mine = have = convoy__add_copy(s, sg, rb, CONVOY_DEP(mine));
                     }
                 } else {
                     int wt = wait_on(s, lastwait, w, F_WRITTEN, widx[k] + 1);
