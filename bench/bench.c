@@ -252,7 +252,7 @@ void bench_emit(bench_ctx *x, const bench_row_ctx *rc, const bench_cell *c, cons
 }
 
 /* Bytes per second of one core's memcpy between two 32 MiB buffers (beyond the caches),
- * the fastest of 5 after the pages are touched; the processes of `together` (when not
+ * the fastest of 20 after the pages are touched; the processes of `together` (when not
  * MPI_COMM_NULL) copy at once, meeting in a barrier before each copy. Under simulation a
  * memcpy takes no simulated time (only MPI_Wtime's own 10 ns: millions of GB/s); a copy
  * costs what the platform layer charges for it (CONVOY_SIM_COPY_BW), so that charge is
@@ -274,7 +274,7 @@ double bench_copy_bandwidth(MPI_Comm together)
     if (all) {
         memset(a, 1, n);
         memset(b, 2, n);
-        for (int i = 0; i < 5; i++) {
+        for (int i = 0; i < 20; i++) {
             if (together != MPI_COMM_NULL) MPI_Barrier(together);
             double t = MPI_Wtime();
             memcpy(b, a, n);
@@ -291,13 +291,29 @@ double bench_copy_bandwidth(MPI_Comm together)
 
 /* The copy bandwidth per core for the single-copy bound, with as many processes of rank 0's
  * host copying at once as the bound lets work in parallel (its processes, at most one per
- * core): the mean of their rates, on every rank. *alone: rank 0's rate copying alone (the
- * others wait). A bound from one core's rate assumes it holds with every core copying; on
- * this development host (2-core EPYC virtual machine) two cores copying 32 MiB at once ran
- * 18.3-20.2 GB/s each against 19.7-25.0 for one alone (6 alternated runs, load 9). */
+ * core): the mean of their rates, on every rank; the others sleep meanwhile. *alone: rank 0's rate
+ * copying alone (the others wait). A bound from one core's rate assumes it holds with every core
+ * copying; on this development host (2-core EPYC virtual machine) two cores copying 32 MiB at once
+ * ran 18.3-20.2 GB/s each against 19.7-25.0 for one alone (6 alternated runs, load 9). */
+#ifndef CONVOY_SIMGRID
+/* A barrier whose waiters sleep between tests, so that processes not copying leave the
+ * cores to those that do (oversubscribed, a polling waiter would share a copier's core). */
+static void barrier_sleeping(MPI_Comm c)
+{
+    MPI_Request r;
+    int done = 0;
+    MPI_Ibarrier(c, &r);
+    for (MPI_Test(&r, &done, MPI_STATUS_IGNORE); !done; MPI_Test(&r, &done, MPI_STATUS_IGNORE))
+        nanosleep(&(struct timespec){0, 200000}, NULL);
+}
+#endif
+
 static double copy_bandwidth_all(const bench_ctx *x, double *alone)
 {
     *alone = x->rank == 0 ? bench_copy_bandwidth(MPI_COMM_NULL) : 0;
+#ifndef CONVOY_SIMGRID
+    barrier_sleeping(x->comm);
+#endif
     MPI_Bcast(alone, 1, MPI_DOUBLE, 0, x->comm);
 #ifdef CONVOY_SIMGRID
     return *alone; /* (the platform charges every copy alike) */
@@ -319,6 +335,7 @@ static double copy_bandwidth_all(const bench_ctx *x, double *alone)
         v[1] = v[0] > 0;
         MPI_Comm_free(&together);
     }
+    barrier_sleeping(x->comm);
     MPI_Allreduce(v, sum, 2, MPI_DOUBLE, MPI_SUM, x->comm);
     return sum[1] > 0 ? sum[0] / sum[1] : 0;
 #endif
