@@ -343,18 +343,20 @@ void bench_run_lanes(bench_ctx *x);
 
 /* Output (rank 0 only; output.c, json.c). */
 void bench_print_header(FILE *f, const bench_meta *m, const bench_opts *o);
-/* The single-copy bound (output.c): set once at start from the copy bandwidth of one core
- * (bytes/s, measured by bench_copy_bandwidth), the processes per host and its cores; a
- * cell's bound is the bytes a process must receive times the host's processes over the
- * bandwidth of the cores they share. */
+/* The single-copy bound (output.c): set once at start from the copy bandwidth of a core
+ * while the host's cores copy at once (bytes/s, measured by bench_copy_bandwidth), the
+ * processes per host and its cores; a cell's bound is the bytes a process must receive times
+ * the host's processes over the bandwidth of the cores they share. */
 typedef struct bench_bound {
-    double bw; /* bytes/s of one core's memcpy, 0: no bound column */
-    int procs; /* processes per host */
-    int cores; /* cores of the host */
+    double bw;       /* bytes/s of one core's memcpy with the host's cores copying at once
+                        (min(procs, cores) of them), 0: no bound column */
+    double bw_alone; /* bytes/s of rank 0's memcpy alone (the header says it too) */
+    int procs;       /* processes per host */
+    int cores;       /* cores of the host */
     int overhead;
 } bench_bound;
 extern bench_bound bench_bound_cfg;
-double bench_copy_bandwidth(void);
+double bench_copy_bandwidth(MPI_Comm together);
 void bench_print_table_head(FILE *f, const char *title, char **algos, int nalgos);
 void bench_print_table_row(FILE *f, const bench_row_ctx *rc, const bench_cell *c,
                            const bench_result *r, int nr);

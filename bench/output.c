@@ -15,7 +15,8 @@
 #ifdef CONVOY_SIMGRID
 static const char bw_source[] = "the platform's CONVOY_SIM_COPY_BW, in simulated time";
 #else
-static const char bw_source[] = "memcpy, measured at start";
+static const char bw_source[] = "memcpy, measured at start with that many cores copying at "
+                                "once";
 #endif
 
 void bench_print_header(FILE *f, const bench_meta *m, const bench_opts *o)
@@ -44,7 +45,8 @@ void bench_print_header(FILE *f, const bench_meta *m, const bench_opts *o)
         fprintf(f,
                 "# single-copy bound: the bytes the neediest process must receive, times %d "
                 "processes per host, over the copy bandwidth of %d core%s at %.2f GB/s each "
-                "(%s); '# ...' lines give it and each variant's ratio to it\n",
+                "(%s; one core alone: %.2f GB/s); '# ...' lines give it and each variant's "
+                "ratio to it\n",
                 bench_bound_cfg.procs,
                 bench_bound_cfg.procs < bench_bound_cfg.cores ? bench_bound_cfg.procs
                                                               : bench_bound_cfg.cores,
@@ -52,7 +54,7 @@ void bench_print_header(FILE *f, const bench_meta *m, const bench_opts *o)
                                                                : bench_bound_cfg.cores) == 1
                     ? ""
                     : "s",
-                bench_bound_cfg.bw / 1e9, bw_source);
+                bench_bound_cfg.bw / 1e9, bw_source, bench_bound_cfg.bw_alone / 1e9);
     fprintf(f,
             "# time: the slowest rank's time for one call, median over repetitions, in us;"
             " (r) = time / native time, below 1 is faster than native;\n"
