@@ -147,6 +147,12 @@ const convoy__algo convoy__algos[] = {
      .applicable = convoy__barrier_node_flags_applicable,
      .cost = convoy__barrier_node_flags_cost,
      .props = CONVOY_ALGO_REPRODUCIBLE},
+    {.coll = CONVOY_COLL_BARRIER,
+     .name = "linear",
+     .build = convoy__barrier_linear,
+     .cost = convoy__barrier_linear_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE,
+     .explain = convoy__barrier_linear_explain},
 
     /* reduce_scatter */
     {.coll = CONVOY_COLL_REDUCE_SCATTER,
