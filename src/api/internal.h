@@ -54,7 +54,7 @@ void convoy__config_current(convoy__config *c);
 const char *convoy__config_get(const convoy__config *c, const char *name);
 
 /* The machine parameters as the nonblocking setup carries them (machine.c). */
-enum { CONVOY_MACHINE_KEYS = 11 };
+enum { CONVOY_MACHINE_KEYS = 12 };
 
 /* One cached schedule, keyed by everything a builder reads (values, never handles, so a
  * freed and reused datatype or op handle cannot hit a stale entry). */
@@ -363,11 +363,11 @@ void convoy__req_progress_others(void);
  * order on the node segment (1: r->kern holds it); runs it (the call's result). */
 int convoy__kernel_keep(convoy_request r);
 int convoy__kernel_run(convoy_request r);
-/* The kept one-round message path (round.c): a schedule whose steps are all sends and
- * receives of plain blocks in the user's buffers (and copies between them) with no
- * dependencies, compiled when the
- * call is kept into the messages the executor would post (1: r->round holds them); runs
- * them (the call's result). */
+/* The kept message path (round.c): a schedule whose steps are all sends and receives of
+ * plain blocks in the user's buffers (and copies between them), in phases of equal
+ * dependency sets that grow (convoy__sched_phases: one phase when nothing depends on
+ * anything), compiled when the call is kept into the messages the executor would post
+ * (1: r->round holds them); runs them (the call's result). */
 enum { CONVOY_ROUND_MAX = 64 };
 typedef struct convoy__rmsg {
     int send, buf, count, peer, tag; /* send: 1 send, 0 receive, 2 copy (src to dst); tag:
@@ -377,8 +377,11 @@ typedef struct convoy__rmsg {
     convoy__region src, dst; /* a copy's */
 } convoy__rmsg;
 typedef struct convoy__round {
-    int n, tag_shift;
-    convoy__rmsg m[CONVOY_ROUND_MAX];
+    int n, tag_shift, nph;
+    convoy__rmsg m[CONVOY_ROUND_MAX]; /* in posting order, phase by phase */
+    int ph_end[CONVOY_ROUND_MAX];     /* phase j posts m[ph_end[j - 1] .. ph_end[j]) */
+    int w_first[CONVOY_ROUND_MAX], w_n[CONVOY_ROUND_MAX]; /* after waiting for */
+    int w_req[CONVOY_ROUND_MAX]; /* these requests (numbered in posting order) */
 } convoy__round;
 int convoy__round_keep(convoy_request r);
 int convoy__round_run(convoy_request r);

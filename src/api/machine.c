@@ -267,6 +267,7 @@ static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
          * path through the kernel as a peer's (pin, map, copy page by page). */
         m->cma = convoy__shm_cma_rate(x, x + REDUCE_DOUBLES, PROBE_BYTES, PROBE_REPS);
         m->overhead = measure_overhead();
+        m->share = convoy__host_share();
     }
     /* Every rank takes part in the levels (the concurrent lanes need a common start). A
      * failed probe above must not leave the others waiting: agree first. */
@@ -308,7 +309,7 @@ static void machine_pack(const convoy__machine *m, double *v)
 {
     v[1] = m->alpha, v[2] = m->beta, v[3] = m->gamma, v[4] = m->overhead;
     v[5] = m->alpha_node, v[6] = m->beta_node, v[7] = m->beta_nic, v[8] = m->alpha_native;
-    v[9] = m->flag, v[10] = m->cma;
+    v[9] = m->flag, v[10] = m->cma, v[11] = m->share;
 }
 
 static convoy__machine machine_unpack(const double *v)
@@ -322,7 +323,8 @@ static convoy__machine machine_unpack(const double *v)
                              .beta_nic = v[7],
                              .alpha_native = v[8],
                              .flag = v[9],
-                             .cma = v[10]};
+                             .cma = v[10],
+                             .share = v[11]};
 }
 
 int convoy__machine_agree(convoy__cstate *cs)

@@ -292,12 +292,12 @@ static int plan_full(convoy_request r, convoy__args *a)
         fprintf(stderr,
                 "convoy: MPI_%s on %d processes, %d nodes (alpha %.2f us, beta %.3f ns/B, "
                 "gamma %.3f ns/B, overhead %.2f us, native alpha %.2f us, flag %.2f us, cma read "
-                "%.3f ns/B; node alpha %.2f us, "
+                "%.3f ns/B, %.2f processes per CPU; node alpha %.2f us, "
                 "beta %.3f ns/B; all lanes %.3f ns/B: %s): %s",
                 r->what, a->topo->size, a->topo->nnodes, 1e6 * m.alpha, 1e9 * m.beta, 1e9 * m.gamma,
                 1e6 * m.overhead, 1e6 * (m.alpha_native > 0 ? m.alpha_native : m.alpha),
-                1e6 * convoy__flag_cost(&m), 1e9 * m.cma, 1e6 * lv.alpha_node, 1e9 * lv.beta_node,
-                1e9 * lv.beta_nic,
+                1e6 * convoy__flag_cost(&m), 1e9 * m.cma, m.share, 1e6 * lv.alpha_node,
+                1e9 * lv.beta_node, 1e9 * lv.beta_nic,
                 r->cfg.reproducible  ? "built-in, reproducible"
                 : r->cs->machine_how ? r->cs->machine_how
                                      : "built-in",

@@ -75,6 +75,10 @@ typedef struct convoy__machine {
      * and maps the peer's pages one by one, which on some hosts costs several memcpys (a
      * virtual machine whose page tables the hypervisor shadows: 8 GB/s against 40-170). */
     double cma;
+    /* Processes per CPU on rank 0's host, as its setup counted them (convoy__host_share:
+     * the communicators' processes there over the CPUs they may run on together); above 1
+     * the host is oversubscribed. 0: unknown (built-in values, simulation). */
+    double share;
 } convoy__machine;
 
 /* m with zero level fields replaced by the flat values. */
@@ -88,6 +92,21 @@ convoy__machine convoy__machine_levels(const convoy__machine *m);
  * and the measured alpha shows it. Where the setup measured a handshake (m->flag), that:
  * with a core per process it is a cache line's transfer, a fraction of alpha / 2, and
  * where processes share cores the probe pays the peer's scheduling as messages do. */
+/* The work bound of a synchronisation on cores that processes share: where rank 0's host
+ * has more processes than CPUs (m->share > 1), only the CPUs' worth of them run at once,
+ * and every wait (for a message or a node peer's flag) is over only when the process
+ * waited for has been scheduled, which the measured alpha pays (machine.c's probe waits as
+ * the executor does, yielding to the other processes). So a pattern whose processes wait
+ * w times each on average takes at least share * w * alpha, however its waits overlap on
+ * paper: with 4 processes on 2 cores, one round of 3 messages per rank (12 in all) is
+ * slower than a fan-in to one rank and a fan-out (6 in all) though it has half the rounds
+ * (measured: 1.13 and 1.02 of the MPI library's barrier, src/coll/barrier/barrier_linear.c).
+ * 0 where processes have their cores (and with unknown share): the latency models decide. */
+static inline double convoy__shared_cores_bound(const convoy__machine *m, double waits)
+{
+    return m->share > 1 ? m->share * waits * m->alpha : 0;
+}
+
 #define CONVOY_FLAG_COST 2e-7
 static inline double convoy__flag_cost(const convoy__machine *m)
 {
@@ -342,6 +361,9 @@ void convoy__barrier_dissem_shape(const convoy__args *a, int *n, int *k, int *m)
 int convoy__barrier_node_flags(const convoy__args *a, convoy__schedule *s);
 int convoy__barrier_node_flags_applicable(const convoy__args *a);
 double convoy__barrier_node_flags_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__barrier_linear(const convoy__args *a, convoy__schedule *s);
+double convoy__barrier_linear_cost(const convoy__args *a, const convoy__machine *m);
+void convoy__barrier_linear_explain(const convoy__args *a, char *buf, size_t len);
 
 /* reduce_scatter */
 int convoy__reduce_scatter_ring(const convoy__args *a, convoy__schedule *s);

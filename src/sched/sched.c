@@ -247,3 +247,61 @@ const char *convoy__step_kind_name(int kind)
         "send", "recv", "reduce", "copy", "notify", "wait", "nested", "publish", "read"};
     return kind >= 0 && kind < CONVOY_NSTEP_KINDS ? names[kind] : "?";
 }
+
+int convoy__sched_phases(const convoy__schedule *s, const convoy__topo *topo, convoy__phase *ph,
+                         int maxph, int *step, int *wait)
+{
+    enum { MAXN = 64 };
+    const int n = s->nsteps;
+    if (n < 1 || n > MAXN || s->nchildren > 0 || maxph < 1) return 0;
+    uint64_t mask[MAXN], pm[MAXN];
+    int of[MAXN], nph = 0;
+    for (int i = 0; i < n; i++) {
+        const convoy__step *st = &s->steps[i];
+        if (st->kind != CONVOY_STEP_SEND && st->kind != CONVOY_STEP_RECV &&
+            st->kind != CONVOY_STEP_COPY)
+            return 0;
+        mask[i] = 0;
+        for (int k = 0; k < st->ndeps; k++) {
+            const int d = s->deps[st->dep_first + k];
+            if (d < 0 || d >= i) return 0;
+            mask[i] |= UINT64_C(1) << d;
+        }
+        int j = 0;
+        while (j < nph && pm[j] != mask[i])
+            j++;
+        if (j == nph) {
+            if (nph == maxph) return 0;
+            pm[nph++] = mask[i];
+        }
+        of[i] = j;
+    }
+    /* (Step 0 has no dependencies, so phase 0 is the empty set.) The sets must grow. */
+    for (int j = 1; j < nph; j++)
+        if ((pm[j - 1] & ~pm[j]) != 0) return 0;
+    if (nph > 1)
+        for (int i = 0; i < n; i++) {
+            const convoy__step *a = &s->steps[i];
+            if (a->kind == CONVOY_STEP_COPY) continue;
+            const int pa = convoy__exec_top_peer(s, topo, i);
+            for (int k = i + 1; k < n; k++) {
+                const convoy__step *b = &s->steps[k];
+                if (b->kind == a->kind && b->tag == a->tag &&
+                    convoy__exec_top_peer(s, topo, k) == pa)
+                    return 0;
+            }
+        }
+    int ns = 0, nw = 0;
+    for (int j = 0; j < nph; j++) {
+        ph[j].first = ns;
+        for (int i = 0; i < n; i++)
+            if (of[i] == j) step[ns++] = i;
+        ph[j].n = ns - ph[j].first;
+        ph[j].wfirst = nw;
+        const uint64_t fresh = j ? pm[j] & ~pm[j - 1] : 0;
+        for (int i = 0; i < n; i++)
+            if ((fresh >> i & 1) && s->steps[i].kind != CONVOY_STEP_COPY) wait[nw++] = i;
+        ph[j].nwait = nw - ph[j].wfirst;
+    }
+    return nph;
+}

@@ -328,6 +328,28 @@ int convoy__tag(uint64_t epoch, int block, int step_tag, int shift, int tag_ub);
 int convoy__exec_tag_shift(const convoy__schedule *s, int tag_ub);
 int convoy__exec_top_peer(const convoy__schedule *s, const convoy__topo *topo, int i);
 
+/* The phases of a schedule for the kept message path (src/api/round.c): steps grouped by
+ * their dependency sets, so that posting each phase's steps in step order once the steps
+ * it depends on are done is what the executor does. A phase is the steps with one
+ * dependency set (as a set, in the order the sets first appear), phase 0 the steps without
+ * dependencies, and the sets must grow along the phases (D_0 = {} and D_j a subset of
+ * D_j+1: when D_j+1 is done, D_j is too, so waiting phase by phase posts no step later than
+ * its dependencies allow, and never earlier). For each phase: its steps' indices in
+ * step[first .. first + n) and the steps it must wait for beyond the previous phase's
+ * (D_j minus D_j-1) in wait[wfirst .. wfirst + nwait). With more than one phase no two
+ * message steps may share kind, peer and tag (MPI orders same-envelope messages by
+ * posting, and the executor's posting order across phases follows completion times): the
+ * messages then match alike in every order. Returns the number of phases (>= 1), or 0 when
+ * s does not have that form or the arrays are too small (maxph phases, s->nsteps entries
+ * of step and of wait) or s has more than 64 steps. Messages only: a step other than send,
+ * receive or copy, or a nested schedule, returns 0; a wait list names message steps only
+ * (a copy is done when its phase has run it). */
+typedef struct convoy__phase {
+    int first, n, wfirst, nwait;
+} convoy__phase;
+int convoy__sched_phases(const convoy__schedule *s, const convoy__topo *topo, convoy__phase *ph,
+                         int maxph, int *step, int *wait);
+
 /* sendbuf/recvbuf: the user's buffers (sendbuf may be NULL for MPI_IN_PLACE builders).
  * epoch: the operation's number on its communicator (same on all ranks). */
 int convoy__exec_start(convoy__exec *x, const convoy__schedule *s, const convoy__transport *t,

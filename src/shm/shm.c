@@ -11,6 +11,7 @@
 #include "sched/sched.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,6 +218,20 @@ int convoy__shm_reached(const convoy__shm *seg, int node_peer, int flag, uint64_
  * CONVOY_WAIT_YIELD override. Relaxed atomics: a racing reader sees the old or the new
  * policy, both valid. */
 static atomic_uint wait_spin = 16, wait_yield = 4096;
+static pthread_mutex_t share_lock = PTHREAD_MUTEX_INITIALIZER;
+static double share_seen;
+
+double convoy__host_share(void)
+{
+#ifdef CONVOY_SIMGRID
+    return 0;
+#else
+    pthread_mutex_lock(&share_lock);
+    const double r = share_seen;
+    pthread_mutex_unlock(&share_lock);
+    return r;
+#endif
+}
 
 static unsigned env_count(const char *name, unsigned def)
 {
@@ -254,6 +269,13 @@ void convoy__wait_policy(int host_procs, int host_cpus)
      * host stays oversubscribed (a smaller communicator does not make it less busy). */
     static atomic_int over_seen;
     if (host_cpus > 0 && host_procs > host_cpus) atomic_store(&over_seen, 1);
+    if (host_cpus > 0) {
+        /* (The largest ratio seen: the host stays as busy as its busiest communicator.) */
+        const double r = (double)host_procs / host_cpus;
+        pthread_mutex_lock(&share_lock);
+        if (r > share_seen) share_seen = r;
+        pthread_mutex_unlock(&share_lock);
+    }
     const int over = atomic_load(&over_seen);
     unsigned spin = env_count("CONVOY_WAIT_SPIN", over ? 0 : 64);
     unsigned yield = env_count("CONVOY_WAIT_YIELD", over ? 4096 : 16384);

@@ -72,6 +72,11 @@ void convoy__host_cpu_mask(unsigned long mask[CONVOY_CPU_WORDS]);
  * sleep after 4096 polls; else poll 64 times, yield until 16384, then sleep.
  * CONVOY_WAIT_SPIN / CONVOY_WAIT_YIELD (poll counts) override. */
 void convoy__wait_policy(int host_procs, int host_cpus);
+/* The most processes per CPU any communicator's setup found on this host (as the wait
+ * policy counts them: > 1 oversubscribed, sticky as the policy is); 0 before any setup and
+ * in SimGrid builds (simulated hosts have no CPU masks). The machine parameters carry
+ * rank 0's value (convoy__machine.share). */
+double convoy__host_share(void);
 
 /* Process-wide cap on node segments (CONVOY_MAX_SEGMENTS, default 16): take one, or give
  * one back. Returns 1 if one was taken. */

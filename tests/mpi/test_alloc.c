@@ -430,22 +430,26 @@ static void check_kernel_off(const int *in, int *out, int *ref, int one_node)
              "CONVOY_KERNEL unset again: the kernel runs where it applies", detail);
 }
 
-/* The kept one-round message path (src/api/round.c): a repeated Barrier `dissem` with
- * n = P - 1 (one round: every rank sends to all others) runs there on every call, also with
- * a nonblocking Allreduce pending (which it must progress: its result equals native); with
- * n = 1 on more than two processes (several rounds, each depending on the last) and with
- * CONVOY_KERNEL=0 never. No allocation in any of them. */
+/* The kept message path (src/api/round.c): a repeated Barrier `dissem` with n = P - 1 (one
+ * round: every rank sends to all others) runs there on every call, also with a nonblocking
+ * Allreduce pending (which it must progress: its result equals native); so does n = 1 on
+ * more than two processes (several rounds: a phase per round) and `linear` (two phases on
+ * rank 0, one elsewhere), also with the Allreduce pending; with CONVOY_KERNEL=0 none. No
+ * allocation in any of them. */
 static void check_round(int rank, int size, const int *in, int *out, int *ref)
 {
     if (size < 3 || size > 8) return; /* (n = P - 1 within dissem's 1..7; n = 1 has rounds) */
     char n[16], what[160], detail[160];
     snprintf(n, sizeof n, "%d", size - 1);
-    setenv("CONVOY_BARRIER_ALGO", "dissem", 1);
     const struct {
-        const char *n, *kernel;
+        const char *algo, *n, *kernel;
         int pending, expect;
-    } cases[] = {{n, NULL, 0, 1}, {n, NULL, 1, 1}, {"1", NULL, 0, 0}, {n, "0", 0, 0}};
+    } cases[] = {{"dissem", n, NULL, 0, 1},   {"dissem", n, NULL, 1, 1},
+                 {"dissem", "1", NULL, 0, 1}, {"dissem", "1", NULL, 1, 1},
+                 {"dissem", n, "0", 0, 0},    {"linear", n, NULL, 0, 1},
+                 {"linear", n, NULL, 1, 1},   {"linear", n, "0", 0, 0}};
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        setenv("CONVOY_BARRIER_ALGO", cases[c].algo, 1);
         setenv("CONVOY_DISSEM_N", cases[c].n, 1);
         if (cases[c].kernel) setenv("CONVOY_KERNEL", cases[c].kernel, 1);
         convoy_request q = CONVOY_REQUEST_NULL;
@@ -461,17 +465,20 @@ static void check_round(int rank, int size, const int *in, int *out, int *ref)
         counting = 0;
         const long runs = convoy__round_count() - r0;
         const char *algo = convoy__comm_last_algo(MPI_COMM_WORLD);
-        int ok = runs == (cases[c].expect ? REPS : 0) && own_allocs == 0 && !strcmp(algo, "dissem");
+        int ok =
+            runs == (cases[c].expect ? REPS : 0) && own_allocs == 0 && !strcmp(algo, cases[c].algo);
         if (cases[c].pending) {
             convoy_wait(&q);
             PMPI_Allreduce(in, ref, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
             ok = ok && out[0] == ref[0];
         }
-        snprintf(what, sizeof what, "Barrier dissem n = %s%s%s: %s one-round path", cases[c].n,
+        snprintf(what, sizeof what, "Barrier %s%s%s%s%s: %s message path", cases[c].algo,
+                 strcmp(cases[c].algo, "dissem") ? "" : " n = ",
+                 strcmp(cases[c].algo, "dissem") ? "" : cases[c].n,
                  cases[c].pending ? ", an Iallreduce pending" : "",
                  cases[c].kernel ? ", CONVOY_KERNEL=0" : "",
                  cases[c].expect ? "all in the" : "none in the");
-        snprintf(detail, sizeof detail, "%ld of %d in the one-round path (%s), %ld allocations%s",
+        snprintf(detail, sizeof detail, "%ld of %d in the message path (%s), %ld allocations%s",
                  runs, REPS, algo, own_allocs,
                  cases[c].pending ? (out[0] == ref[0] ? ", Iallreduce equal to native"
                                                       : ", Iallreduce DIFFERENT from native")

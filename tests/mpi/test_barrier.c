@@ -5,7 +5,8 @@
  * stamps of different processes compare. The harness itself is shown to fail on a barrier
  * that does nothing (the negative control).
  *
- * Covered: the default choice, dissem forced with CONVOY_DISSEM_N = 1..7 and auto, native;
+ * Covered: the default choice, dissem forced with CONVOY_DISSEM_N = 1..7 and auto, linear,
+ * native;
  * blocking, nonblocking with a convoy_test polling loop (each call must return quickly and
  * report "not done" while the sleeper sleeps), convoy_wait_timeout and persistent requests
  * restarted several times; several Ibarriers in flight on one communicator; a reversed
@@ -362,6 +363,11 @@ int main(int argc, char **argv)
         all_modes(MPI_COMM_WORLD, what, &rot);
     }
     set("CONVOY_DISSEM_N", NULL);
+    /* The fan-in/fan-out barrier (chosen where processes share cores), the rank 0 it
+     * gathers at being the sleeper or not as the rotation goes. */
+    set("CONVOY_BARRIER_ALGO", "linear");
+    all_modes(MPI_COMM_WORLD, "linear", &rot);
+    set("CONVOY_BARRIER_ALGO", "dissem");
     overlapping(MPI_COMM_WORLD, rot++ % size);
     set("CONVOY_BARRIER_ALGO", "native");
     all_modes(MPI_COMM_WORLD, "native", &rot);

@@ -1,13 +1,18 @@
 /*
- * The kept one-round message path (src/api/round.c) posts, without an executor, the
- * messages the executor posts for the same schedule: each step's peer from
- * convoy__exec_top_peer and its tag from convoy__tag with convoy__exec_tag_shift. Checked
- * against the executor itself, run over a recording transport: for Barrier dissem with
- * every n = 1..min(7, P - 1) on P = 2..9 processes (2 per node), every rank, several epochs
- * and tag bounds, each message step's peer and tag as the executor posted it; and where the
- * schedule is one round (no step depends on another, which round.c requires), that the
- * executor posts every step at its start, in step order; the same for Allgatherv direct
- * (a copy among the messages) on P = 1..8, in place and not, with empty blocks.
+ * The kept message path (src/api/round.c) posts, without an executor, the messages the
+ * executor posts for the same schedule: each step's peer from convoy__exec_top_peer and its
+ * tag from convoy__tag with convoy__exec_tag_shift, phase by phase (convoy__sched_phases).
+ * Checked against the executor itself, run over a recording transport: for Barrier dissem
+ * with every n = 1..min(7, P - 1) and Barrier linear on P = 2..9 processes (2 per node),
+ * every rank, several epochs and tag bounds, each message step's peer and tag as the
+ * executor posted it; and the phases: every step in exactly one, phase 0 what the executor
+ * posted at its start in step order, every step of phase j depending on exactly the steps
+ * the waits of phases 1..j name (the dependency sets recomputed here from the schedule),
+ * the executor posting each phase's steps in step order, and no two messages of a
+ * several-phase schedule sharing kind, peer and tag; the phase counts as the algorithms
+ * give them (dissem: its k rounds; linear: two on rank 0, one elsewhere). The same for
+ * Allgatherv direct (a copy among the messages, one phase) on P = 1..8, in place and not,
+ * with empty blocks.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -73,11 +78,74 @@ static int copy(void *ctx, const void *src, int64_t scount, int stslot, void *ds
     return 0;
 }
 
+/* The phases of s as round.c takes them, checked against the schedule's own dependencies
+ * and the executor's posting order (r: a run of the executor); returns the count. */
+static int check_phases(const char *what, const convoy__schedule *s, const convoy__topo *topo,
+                        const rec *r)
+{
+    convoy__phase ph[MAXS];
+    int step[MAXS], wait[MAXS];
+    const int nph = convoy__sched_phases(s, topo, ph, MAXS, step, wait);
+    EXPECT(nph >= 1, "%s: phases found", what);
+    if (nph < 1) return 0;
+    int seen[MAXS] = {0}, in_dep[MAXS] = {0}, ok = 1, pos[MAXS];
+    for (int k = 0; k < r->n; k++)
+        if (r->order[k] >= 0) pos[r->order[k]] = k;
+    for (int j = 0; j < nph && ok; j++) {
+        for (int w = 0; w < ph[j].nwait; w++)
+            in_dep[wait[ph[j].wfirst + w]] = 1;
+        EXPECT(j > 0 || ph[j].nwait == 0, "%s: phase 0 waits for nothing", what);
+        for (int e = 0; e < ph[j].n && ok; e++) {
+            const int i = step[ph[j].first + e];
+            const convoy__step *st = &s->steps[i];
+            ok = i >= 0 && i < s->nsteps && !seen[i];
+            if (!ok) break;
+            seen[i] = 1;
+            /* Its dependencies are exactly the waits so far (no copies among them here). */
+            int mine[MAXS] = {0}, nd = 0, nin = 0;
+            for (int d = 0; d < st->ndeps; d++)
+                if (!mine[s->deps[st->dep_first + d]]) mine[s->deps[st->dep_first + d]] = 1, nd++;
+            for (int x = 0; x < s->nsteps; x++)
+                nin += in_dep[x];
+            for (int x = 0; x < s->nsteps && ok; x++)
+                ok = mine[x] == in_dep[x] || s->steps[x].kind == CONVOY_STEP_COPY;
+            ok = ok && nd <= nin;
+            EXPECT(ok, "%s: step %d of phase %d depends on exactly the waits so far", what, i, j);
+            /* Step order within the phase, in the executor's posting too. */
+            if (ok && e > 0) {
+                const int prev = step[ph[j].first + e - 1];
+                ok = prev < i && (st->kind == CONVOY_STEP_COPY ||
+                                  s->steps[prev].kind == CONVOY_STEP_COPY || pos[prev] < pos[i]);
+                EXPECT(ok, "%s: phase %d in step order (executor too)", what, j);
+            }
+            if (j == 0 && st->kind != CONVOY_STEP_COPY) {
+                ok = ok && pos[i] < r->posted_at_start;
+                EXPECT(ok, "%s: phase 0 step %d posted by the executor at start", what, i);
+            }
+        }
+    }
+    int all = 1;
+    for (int i = 0; i < s->nsteps; i++)
+        all = all && seen[i];
+    EXPECT(ok && all, "%s: every step in one phase", what);
+    if (nph > 1)
+        for (int i = 0; i < s->nsteps; i++)
+            for (int k = i + 1; k < s->nsteps; k++) {
+                const convoy__step *a = &s->steps[i], *b = &s->steps[k];
+                EXPECT(a->kind == CONVOY_STEP_COPY || a->kind != b->kind || a->tag != b->tag ||
+                           convoy__exec_top_peer(s, topo, i) != convoy__exec_top_peer(s, topo, k),
+                       "%s: steps %d and %d share an envelope", what, i, k);
+            }
+    return nph;
+}
+
 /* Runs s's executor over the recording transport at every epoch and tag bound below and
  * compares each message step's peer and tag with what round.c computes; for a schedule
- * without dependencies, that every step ran or was posted at start in step order. */
-static void compare(const char *what, const convoy__schedule *s, const convoy__topo *topo)
+ * without dependencies, that every step ran or was posted at start in step order; the
+ * phases (check_phases). Returns the phase count. */
+static int compare(const char *what, const convoy__schedule *s, const convoy__topo *topo)
 {
+    int nph = 0;
     static const int bounds[] = {32767, (1 << 23) - 1, INT32_MAX};
     int one_round = s->nsteps > 0 && s->nchildren == 0;
     for (int i = 0; i < s->nsteps; i++)
@@ -116,8 +184,10 @@ static void compare(const char *what, const convoy__schedule *s, const convoy__t
                     in_order = r.order[i] == (s->steps[i].kind == CONVOY_STEP_COPY ? -1 : i);
                 EXPECT(in_order, "%s: all steps at start in step order", what);
             }
+            if (b == 0 && epoch == 0 && s->nsteps > 0) nph = check_phases(what, s, topo, &r);
             convoy__exec_free(&x);
         }
+    return nph;
 }
 
 /* Allgatherv direct on P ranks with block sizes from a pattern (zeros included), in place
@@ -159,10 +229,48 @@ static void allgatherv_direct(void)
                 snprintf(what, sizeof what, "allgatherv direct P %d rank %d inplace %d", p, me,
                          inplace);
                 EXPECT(brc == 0 && !s.err && deps == 0, "%s: built, one round", what);
-                if (!brc) compare(what, &s, &topo);
+                if (!brc) {
+                    const int nph = compare(what, &s, &topo);
+                    EXPECT(nph == (s.nsteps > 0), "%s: one phase (none if empty)", what);
+                }
                 convoy__sched_free(&s);
                 convoy__topo_free(&topo);
             }
+    }
+}
+
+/* Barrier linear on P = 2..9: two phases on rank 0 (its sends wait for all its receives),
+ * one elsewhere. */
+static void barrier_linear(void)
+{
+    const convoy__algo *al = convoy__algo_find(CONVOY_COLL_BARRIER, "linear");
+    EXPECT(al != NULL, "Barrier linear is registered");
+    if (!al) return;
+    for (int p = 2; p <= 9; p++) {
+        int64_t ids[9];
+        for (int i = 0; i < p; i++)
+            ids[i] = i / 2;
+        for (int me = 0; me < p; me++) {
+            convoy__topo topo;
+            if (convoy__topo_from_ids(&topo, p, me, ids)) continue;
+            convoy__args a;
+            memset(&a, 0, sizeof a);
+            a.coll = CONVOY_COLL_BARRIER;
+            a.topo = &topo;
+            convoy__machine_builtin(&a.machine);
+            convoy__schedule s;
+            convoy__sched_init(&s);
+            const int brc = al->build(&a, &s);
+            EXPECT(brc == 0 && !s.err, "linear P %d rank %d: built", p, me);
+            char what[64];
+            snprintf(what, sizeof what, "barrier linear P %d rank %d", p, me);
+            if (!brc) {
+                const int nph = compare(what, &s, &topo);
+                EXPECT(nph == (me == 0 ? 2 : 1), "%s: %d phases", what, nph);
+            }
+            convoy__sched_free(&s);
+            convoy__topo_free(&topo);
+        }
     }
 }
 
@@ -202,11 +310,17 @@ int main(void)
                        one_round);
                 char what[64];
                 snprintf(what, sizeof what, "barrier dissem P %d n %d rank %d", p, n, me);
-                if (!brc) compare(what, &s, &topo);
+                int dn, k, m;
+                convoy__barrier_dissem_shape(&a, &dn, &k, &m);
+                if (!brc) {
+                    const int nph = compare(what, &s, &topo);
+                    EXPECT(nph == k, "%s: %d phases, %d rounds", what, nph, k);
+                }
                 convoy__sched_free(&s);
                 convoy__topo_free(&topo);
             }
     }
     allgatherv_direct();
+    barrier_linear();
     return unit_done();
 }

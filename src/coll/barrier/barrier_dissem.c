@@ -32,6 +32,11 @@
  * alpha / 4 (DISSEM_GAP below): T(n) = k alpha + ((k-1) n + m - k) alpha / 4. The default n
  * minimizes T over n = 1..7 (ties: the smaller n, fewer messages); it depends only on P and
  * the communicator's machine parameters, so every rank chooses the same n.
+ * Where processes share cores the algorithm's cost is at least the work bound
+ * (convoy__shared_cores_bound in coll.h) of its (k-1) n + m waits per rank, against which
+ * the fan-in/fan-out `linear` wins at small P (barrier_linear.c); n is still chosen by T
+ * (measured at 4 processes on 2 cores through convoy-bench: n = 3 1.9-2.0, n = 1 2.8 times
+ * native, where the bound would prefer n = 1's fewer messages).
  * CONVOY_DISSEM_N=k forces n = k; CONVOY_DISSEM_N=auto times n = 1..7 on the communicator's
  * first blocking call (src/api/barrier.c, as in §V) and keeps the fastest. With n >= P - 1
  * it is one round in which every rank sends to all others.
@@ -139,9 +144,19 @@ int convoy__barrier_dissem(const convoy__args *a, convoy__schedule *s)
     return s->err;
 }
 
+/* Messages each rank sends (and receives) with fan-out n. */
+static double msgs_n(int P, int n)
+{
+    int k, m;
+    shape(P, n, &k, &m);
+    return k > 0 ? (double)(k - 1) * n + m : 0;
+}
+
 double convoy__barrier_dissem_cost(const convoy__args *a, const convoy__machine *m)
 {
-    return cost_n(a->topo->size, convoy__barrier_dissem_n(a), m);
+    const int P = a->topo->size, n = convoy__barrier_dissem_n(a);
+    const double t = cost_n(P, n, m), w = convoy__shared_cores_bound(m, msgs_n(P, n));
+    return t > w ? t : w;
 }
 
 void convoy__barrier_dissem_explain(const convoy__args *a, char *buf, size_t len)
@@ -154,5 +169,5 @@ void convoy__barrier_dissem_explain(const convoy__args *a, char *buf, size_t len
              "n = %d (%s), %d round%s, last round %d of %d messages, %lld messages per rank, "
              "predicted %.1f us",
              n, how, k, k == 1 ? "" : "s", m, n, (long long)(k > 0 ? (int64_t)(k - 1) * n + m : 0),
-             1e6 * cost_n(a->topo->size, n, &a->machine));
+             1e6 * convoy__barrier_dissem_cost(a, &a->machine));
 }
