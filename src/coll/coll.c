@@ -44,6 +44,13 @@ double convoy__posted_cost(const convoy__machine *m, int k, double bytes)
     return m->alpha + m->beta * bytes + (k - 1) * convoy__gap(m, bytes);
 }
 
+double convoy__exchange_cost(const convoy__machine *m, int k, double bytes)
+{
+    if (k <= 0) return 0;
+    if (m->xgap_node <= 0) return convoy__posted_cost(m, k, bytes);
+    return m->alpha + m->beta * bytes + (k - 1) * convoy__xgap(m, bytes);
+}
+
 double convoy__binomial_bcast_cost(const convoy__machine *m, int p, double bytes)
 {
     if (p <= 1) return 0;

@@ -181,6 +181,11 @@ int convoy__log2_floor(int64_t v);
  * bytes), as the latencies overlap (a linear scatter or gather, the sends of a tree node
  * to its children). 0 for k <= 0. */
 double convoy__posted_cost(const convoy__machine *m, int k, double bytes);
+/* Cost of an exchange in which one process sends k messages of `bytes` and receives k,
+ * all posted at once: one whole message and, for each further pair, the exchange gap
+ * (convoy__xgap: the process's own work for a send and a receive); where that is not
+ * measured, convoy__posted_cost. */
+double convoy__exchange_cost(const convoy__machine *m, int k, double bytes);
 /* Critical path of a binomial broadcast of `bytes` over p processes (children served
  * largest subtree first, each node's sends posted at once): the slowest leaf's sum over its
  * path of one message per hop plus, per hop, the gaps (convoy__posted_cost) of the

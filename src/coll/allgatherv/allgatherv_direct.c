@@ -65,11 +65,8 @@ double convoy__allgatherv_direct_cost(const convoy__args *a, const convoy__machi
     int64_t bytes = 0;
     for (int i = 0; i < p; i++)
         bytes += a->rcounts[i] * a->rtype.size;
-    if (m->xgap_node > 0) {
-        /* Measured: each rank's p - 1 sends and p - 1 receives cost it their serialised
-         * work, each further pair the exchange gap (coll.h), for the mean block. */
-        const double b = (double)bytes / p;
-        return m->alpha + m->beta * b + (p - 2) * convoy__xgap(m, b);
-    }
+    /* Measured: each rank's p - 1 sends and p - 1 receives cost it their serialised work,
+     * each further pair the exchange gap (coll.h), for the mean block. */
+    if (m->xgap_node > 0) return convoy__exchange_cost(m, p - 1, (double)bytes / p);
     return m->alpha + (p - 2) * DIRECT_GAP * m->alpha + m->beta * (double)bytes;
 }
