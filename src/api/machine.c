@@ -33,6 +33,15 @@
  * flat values) where a node has one process or there is one node. Nonblocking setups carry only
  * alpha, beta and gamma (their key has four doubles), so their levels are the flat values.
  *
+ * The gaps (coll.h): what each further message of a burst costs over a single message, on
+ * Convoy's path (BURST messages posted at once against one, each closed by an empty reply,
+ * empty and of PROBE_BYTES): rank 0 to its partner (gap, gap_b), to its node neighbour
+ * (gap_node, gap_node_b), and the two node processes sending BURST to each other at once
+ * (xgap_node, xgap_node_b: each further message pair of an exchange). What they see is
+ * whatever serialises a process's messages: under SMPI each MPI_Isend's smpi/ois (and each
+ * completed eager receive's smpi/or), on a real library its per-message path and eager
+ * copies, or the wire where that is slower.
+ *
  * Not measured (the built-in values, src/select/select.c) under CONVOY_REPRODUCIBLE=1 (no
  * timing-based choice), with CONVOY_MEASURE=0, or when both CONVOY_ALPHA and CONVOY_BETA
  * are given; rank 0's environment decides for all. CONVOY_ALPHA/_BETA/_GAMMA override
@@ -53,7 +62,13 @@
  * 0.197 ns/B between nodes, 0.284 in a node) while every message of a 1152-int Bcast or
  * Reduce paid the eager one (0.330, 0.417: 1152-int Reduce `hier` predicted 0.70 of its
  * simulated time at 36 x 8). */
-enum { PROBE_BYTES = 1 << 15, PROBE_REPS = 12, REDUCE_DOUBLES = PROBE_BYTES / 8 };
+enum {
+    PROBE_BYTES = 1 << 15,
+    PROBE_REPS = 12,
+    REDUCE_DOUBLES = PROBE_BYTES / 8,
+    BURST = 8,
+    BURST_REPS = PROBE_REPS
+};
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static convoy__machine cache;
@@ -124,6 +139,60 @@ static int pingpong_pair(MPI_Comm comm, int rank, int a, int b, char *buf, int b
     return MPI_SUCCESS;
 }
 
+/* Completes n requests the way Convoy's executor does (testing under its wait policy). */
+static int complete(int n, MPI_Request *q)
+{
+    if (convoy__plat_blocking_waits()) return PMPI_Waitall(n, q, MPI_STATUSES_IGNORE);
+    unsigned iter = 0;
+    int done = 0, rc;
+    while (!(rc = PMPI_Testall(n, q, &done, MPI_STATUSES_IGNORE)) && !done)
+        convoy__backoff(&iter);
+    return rc;
+}
+
+/* Fastest time of a burst of k messages of `bytes` from a to b, all posted at once (b's
+ * receives too), closed by an empty message from b to a; with `both`, b sends k to a at
+ * the same time (an exchange). Timed on a; buf holds BURST + 1 messages (the last one
+ * sent, the others received). */
+static int burst(MPI_Comm comm, int rank, int a, int b, char *buf, int bytes, int k, int both,
+                 double *best)
+{
+    const int peer = rank == a ? b : a, sends = rank == a || both, recvs = rank == b || both;
+    MPI_Request q[2 * BURST];
+    *best = 1e30;
+    for (int i = 0; i < BURST_REPS + 2; i++) {
+        const double t0 = PMPI_Wtime();
+        int n = 0, rc = MPI_SUCCESS;
+        for (int j = 0; j < k && recvs && !rc; j++)
+            rc = PMPI_Irecv(buf + (size_t)j * bytes, bytes, MPI_BYTE, peer, 3, comm, &q[n++]);
+        for (int j = 0; j < k && sends && !rc; j++)
+            rc = PMPI_Isend(buf + (size_t)BURST * bytes, bytes, MPI_BYTE, peer, 3, comm, &q[n++]);
+        if (!rc) rc = complete(n, q);
+        if (!rc) rc = message(rank == b, comm, peer, buf, 0, 1);
+        if (rc) return MPI_ERR_OTHER;
+        const double t = PMPI_Wtime() - t0;
+        if (i >= 2 && t < *best) *best = t;
+    }
+    return MPI_SUCCESS;
+}
+
+/* The gap (coll.h) between a and b: what each further message of a burst costs over a
+ * single one, empty and of PROBE_BYTES (*g per message, *gb per byte); with `both`, each
+ * further message pair of an exchange. Run by a and b; the values are a's. */
+static int gap_pair(MPI_Comm comm, int rank, int a, int b, char *buf, int both, double *g,
+                    double *gb)
+{
+    double t[4] = {0};
+    const int size[4] = {0, 0, PROBE_BYTES, PROBE_BYTES}, k[4] = {1, BURST, 1, BURST};
+    for (int i = 0; i < 4; i++)
+        if (burst(comm, rank, a, b, buf, size[i], k[i], both, &t[i])) return MPI_ERR_OTHER;
+    const double g0 = (t[1] - t[0]) / (BURST - 1), g1 = (t[3] - t[2]) / (BURST - 1);
+    /* > 0 marks it measured: a gap hidden entirely by the latency is a very small one. */
+    *g = g0 > 1e-9 ? g0 : 1e-9;
+    *gb = g1 > g0 ? (g1 - g0) / PROBE_BYTES : 0;
+    return MPI_SUCCESS;
+}
+
 /* Empty and PROBE_BYTES half round trips between rank 0's side `a` and `b` (pairs run by
  * the two ranks only) on Convoy's path: alpha and beta; alpha_native (if not NULL) from an
  * empty blocking one. */
@@ -150,7 +219,9 @@ static int measure_levels(convoy__cstate *cs, int partner, char *buf, convoy__ma
     if (n0 > 1) {
         const int peer = convoy__topo_rank_at(t, t->node_of[0], 1);
         if ((rank == 0 || rank == peer) &&
-            (rc = pair(cs->priv, rank, 0, peer, buf, &m->alpha_node, &m->beta_node, NULL)))
+            ((rc = pair(cs->priv, rank, 0, peer, buf, &m->alpha_node, &m->beta_node, NULL)) ||
+             (rc = gap_pair(cs->priv, rank, 0, peer, buf, 0, &m->gap_node, &m->gap_node_b)) ||
+             (rc = gap_pair(cs->priv, rank, 0, peer, buf, 1, &m->xgap_node, &m->xgap_node_b))))
             return rc;
     }
     const int pn = t->node_of[partner], k = n0 < t->node_size[pn] ? n0 : t->node_size[pn];
@@ -247,11 +318,13 @@ static void measure_flag(convoy__cstate *cs, convoy__machine *m)
 static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
 {
     const int rank = cs->topo.rank;
-    char *buf = calloc(1, PROBE_BYTES);
+    char *buf = calloc(BURST + 1, PROBE_BYTES);
     double *x = rank == 0 ? calloc(2 * REDUCE_DOUBLES, sizeof *x) : NULL;
     int rc = !buf || (rank == 0 && !x) ? MPI_ERR_NO_MEM : MPI_SUCCESS;
     if (!rc && (rank == 0 || rank == partner))
         rc = pair(cs->priv, rank, 0, partner, buf, &m->alpha, &m->beta, &m->alpha_native);
+    if (!rc && (rank == 0 || rank == partner))
+        rc = gap_pair(cs->priv, rank, 0, partner, buf, 0, &m->gap, &m->gap_b);
     if (!rc && rank == 0) {
         double g = 1e30;
         for (int i = 0; i < PROBE_REPS && !rc; i++) {
@@ -289,6 +362,8 @@ static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
     if (!rc && rank == 0 && other == host && m->alpha_node > 0) {
         m->alpha = m->alpha_node = m->alpha < m->alpha_node ? m->alpha : m->alpha_node;
         m->beta = m->beta_node = m->beta < m->beta_node ? m->beta : m->beta_node;
+        m->gap = m->gap_node = m->gap < m->gap_node ? m->gap : m->gap_node;
+        m->gap_b = m->gap_node_b = m->gap_b < m->gap_node_b ? m->gap_b : m->gap_node_b;
     }
     free(buf);
     free(x);
@@ -310,6 +385,8 @@ static void machine_pack(const convoy__machine *m, double *v)
     v[1] = m->alpha, v[2] = m->beta, v[3] = m->gamma, v[4] = m->overhead;
     v[5] = m->alpha_node, v[6] = m->beta_node, v[7] = m->beta_nic, v[8] = m->alpha_native;
     v[9] = m->flag, v[10] = m->cma, v[11] = m->share;
+    v[12] = m->gap, v[13] = m->gap_b, v[14] = m->gap_node, v[15] = m->gap_node_b;
+    v[16] = m->xgap_node, v[17] = m->xgap_node_b;
 }
 
 static convoy__machine machine_unpack(const double *v)
@@ -324,7 +401,13 @@ static convoy__machine machine_unpack(const double *v)
                              .alpha_native = v[8],
                              .flag = v[9],
                              .cma = v[10],
-                             .share = v[11]};
+                             .share = v[11],
+                             .gap = v[12],
+                             .gap_b = v[13],
+                             .gap_node = v[14],
+                             .gap_node_b = v[15],
+                             .xgap_node = v[16],
+                             .xgap_node_b = v[17]};
 }
 
 int convoy__machine_agree(convoy__cstate *cs)

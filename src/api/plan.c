@@ -293,11 +293,13 @@ static int plan_full(convoy_request r, convoy__args *a)
                 "convoy: MPI_%s on %d processes, %d nodes (alpha %.2f us, beta %.3f ns/B, "
                 "gamma %.3f ns/B, overhead %.2f us, native alpha %.2f us, flag %.2f us, cma read "
                 "%.3f ns/B, %.2f processes per CPU; node alpha %.2f us, "
-                "beta %.3f ns/B; all lanes %.3f ns/B: %s): %s",
+                "beta %.3f ns/B; all lanes %.3f ns/B; gap %.2f us + %.3f ns/B, node %.2f us + "
+                "%.3f ns/B, node exchange %.2f us + %.3f ns/B: %s): %s",
                 r->what, a->topo->size, a->topo->nnodes, 1e6 * m.alpha, 1e9 * m.beta, 1e9 * m.gamma,
                 1e6 * m.overhead, 1e6 * (m.alpha_native > 0 ? m.alpha_native : m.alpha),
                 1e6 * convoy__flag_cost(&m), 1e9 * m.cma, m.share, 1e6 * lv.alpha_node,
-                1e9 * lv.beta_node, 1e9 * lv.beta_nic,
+                1e9 * lv.beta_node, 1e9 * lv.beta_nic, 1e6 * lv.gap, 1e9 * lv.gap_b,
+                1e6 * lv.gap_node, 1e9 * lv.gap_node_b, 1e6 * lv.xgap_node, 1e9 * lv.xgap_node_b,
                 r->cfg.reproducible  ? "built-in, reproducible"
                 : r->cs->machine_how ? r->cs->machine_how
                                      : "built-in",

@@ -21,10 +21,34 @@ int convoy__log2_floor(int64_t v)
     return k;
 }
 
+double convoy__gap(const convoy__machine *m, double bytes)
+{
+    const double whole = m->alpha + m->beta * bytes;
+    if (m->gap <= 0) return m->alpha / 2 + m->beta * bytes;
+    const double g = m->gap + m->gap_b * bytes;
+    return g < whole ? g : whole;
+}
+
+double convoy__xgap(const convoy__machine *m, double bytes)
+{
+    if (m->xgap_node <= 0) return 0;
+    const convoy__machine l = convoy__machine_levels(m);
+    const double g = m->xgap_node + m->xgap_node_b * bytes,
+                 most = 2 * (l.alpha_node + l.beta_node * bytes);
+    return g < most ? g : most;
+}
+
 double convoy__posted_cost(const convoy__machine *m, int k, double bytes)
 {
     if (k <= 0) return 0;
-    return m->alpha + m->beta * bytes + (k - 1) * (m->alpha / 2 + m->beta * bytes);
+    return m->alpha + m->beta * bytes + (k - 1) * convoy__gap(m, bytes);
+}
+
+double convoy__exchange_cost(const convoy__machine *m, int k, double bytes)
+{
+    if (k <= 0) return 0;
+    if (m->xgap_node <= 0) return convoy__posted_cost(m, k, bytes);
+    return m->alpha + m->beta * bytes + (k - 1) * convoy__xgap(m, bytes);
 }
 
 double convoy__binomial_bcast_cost(const convoy__machine *m, int p, double bytes)
@@ -36,7 +60,7 @@ double convoy__binomial_bcast_cost(const convoy__machine *m, int p, double bytes
      * sizes are at most p, and f of each size below q is known when q is reached. */
     double *f = malloc((size_t)(p + 1) * sizeof *f);
     if (!f) return (convoy__log2_floor(p - 1) + 1) * (m->alpha + m->beta * bytes);
-    const double whole = m->alpha + m->beta * bytes, share = m->alpha / 2 + m->beta * bytes;
+    const double whole = m->alpha + m->beta * bytes, share = convoy__gap(m, bytes);
     f[0] = f[1] = 0;
     for (int q = 2; q <= p; q++) {
         int span = 1;
@@ -90,6 +114,7 @@ convoy__machine convoy__machine_levels(const convoy__machine *m)
     if (r.alpha_node <= 0) r.alpha_node = r.alpha;
     if (r.beta_node <= 0) r.beta_node = r.beta;
     if (r.beta_nic < 0) r.beta_nic = 0;
+    if (r.gap_node <= 0) r.gap_node = r.gap, r.gap_node_b = r.gap_b;
     return r;
 }
 

@@ -79,10 +79,34 @@ typedef struct convoy__machine {
      * the communicators' processes there over the CPUs they may run on together); above 1
      * the host is oversubscribed. 0: unknown (built-in values, simulation). */
     double share;
+    /* The gap (LogGP's g and G): what each further message costs a process that posts
+     * several at once, gap + gap_b * bytes, as measured at setup (machine.c: a burst of
+     * messages from rank 0 to its partner against a single one). It is the part of a
+     * message that serialises on its sender (the software's per-message work and its
+     * copies: SMPI's smpi/ois, an MPI library's eager copy) or on the wire, whichever is
+     * slower; alpha and beta are a whole message, end to end. 0: unmeasured
+     * (convoy__gap then charges alpha / 2 + beta * bytes, the models' earlier share). */
+    double gap, gap_b;
+    double gap_node, gap_node_b; /* the same between rank 0 and its node neighbour */
+    /* An exchange inside a node (each process sends and receives one message at once,
+     * as a step of a node exchange does): what each further message pair costs each
+     * process, xgap + xgap_b * bytes (a send's and a receive's serialised work: SMPI's
+     * smpi/ois plus smpi/or). 0: unmeasured (convoy__xgap returns 0). */
+    double xgap_node, xgap_node_b;
 } convoy__machine;
 
 /* m with zero level fields replaced by the flat values. */
 convoy__machine convoy__machine_levels(const convoy__machine *m);
+/* What each further message of `bytes` costs when one process posts several at once
+ * (sends, or receives all posted): the measured gap (m->gap, m->gap_b), at most a whole
+ * message (a measurement on a loaded host must not make a further message dearer than a
+ * message alone); unmeasured, alpha / 2 + beta * bytes (the latencies overlap, the bytes
+ * do not). m at the level of the messages (convoy__lane_level maps the node's gap). */
+double convoy__gap(const convoy__machine *m, double bytes);
+/* What each further message pair of `bytes` costs each process of a node exchange (it
+ * sends one and receives one): the measured m->xgap_node + m->xgap_node_b * bytes, at most
+ * two whole node messages; 0 when unmeasured. */
+double convoy__xgap(const convoy__machine *m, double bytes);
 /* The cost of one flag handshake between two processes of a node through the node
  * segment (a store-release seen by a polling load-acquire: a cache line moving between
  * cores, and the executor's step around it), in seconds; the segment algorithms' cost
@@ -171,14 +195,20 @@ int64_t convoy__param_get(const convoy__args *a, const char *name, int64_t def);
 /* floor(log2 v) for v >= 1. */
 int convoy__log2_floor(int64_t v);
 /* Cost of k messages of `bytes` each that one process posts at once (or receives, all
- * posted at once): the first pays a whole message, alpha + beta bytes; each later one only
- * its start-up share and its bytes, alpha / 2 + beta bytes, as the latencies overlap (a
- * linear scatter or gather, the sends of a tree node to its children). 0 for k <= 0. */
+ * posted at once): the first pays a whole message, alpha + beta bytes; each later one the
+ * gap (convoy__gap: as measured, else its start-up share and its bytes, alpha / 2 + beta
+ * bytes), as the latencies overlap (a linear scatter or gather, the sends of a tree node
+ * to its children). 0 for k <= 0. */
 double convoy__posted_cost(const convoy__machine *m, int k, double bytes);
+/* Cost of an exchange in which one process sends k messages of `bytes` and receives k,
+ * all posted at once: one whole message and, for each further pair, the exchange gap
+ * (convoy__xgap: the process's own work for a send and a receive); where that is not
+ * measured, convoy__posted_cost. */
+double convoy__exchange_cost(const convoy__machine *m, int k, double bytes);
 /* Critical path of a binomial broadcast of `bytes` over p processes (children served
  * largest subtree first, each node's sends posted at once): the slowest leaf's sum over its
- * path of one message per hop plus, per hop, the start-up shares (convoy__posted_cost) of
- * the siblings sent before it. ceil(log2 p) (alpha + beta bytes) when p is a power of two,
+ * path of one message per hop plus, per hop, the gaps (convoy__posted_cost) of the
+ * siblings sent before it. ceil(log2 p) (alpha + beta bytes) when p is a power of two,
  * less otherwise (36: 5 whole messages and one share, not 6). */
 double convoy__binomial_bcast_cost(const convoy__machine *m, int p, double bytes);
 

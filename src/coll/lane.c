@@ -65,8 +65,13 @@ convoy__machine convoy__lane_level(const convoy__machine *m, int concurrent)
     if (concurrent <= 0) {
         r.alpha = r.alpha_node;
         r.beta = r.beta_node;
+        r.gap = r.gap_node;
+        r.gap_b = r.gap_node_b;
     } else if (concurrent * r.beta_nic > r.beta) {
         r.beta = concurrent * r.beta_nic;
+        /* The node's lanes, shared by the concurrent senders, pace a further message's
+         * bytes as they pace a whole one's. */
+        if (r.gap > 0 && r.beta > r.gap_b) r.gap_b = r.beta;
     }
     return r;
 }

@@ -185,8 +185,9 @@ int convoy__lane_node_reduce(convoy__schedule *s, const convoy__topo *t, int roo
                              const int *deps);
 
 /* The machine of one level (lane-aware cost model, coll.h): concurrent <= 0 is the node
- * (alpha_node, beta_node); concurrent = k > 0 is the network with k processes of each node
- * sending at once (beta = max(beta, k * beta_nic)). convoy__lane_sub_args puts it into the
+ * (alpha_node, beta_node, the node's gap); concurrent = k > 0 is the network with k
+ * processes of each node sending at once (beta = max(beta, k * beta_nic), and a measured
+ * gap's bytes at that beta too). convoy__lane_sub_args puts it into the
  * child's args, so the child's builder and cost model see its level. */
 convoy__machine convoy__lane_level(const convoy__machine *m, int concurrent);
 /* Predicted time of the cheapest registered algorithm for sub under sub->machine. */

@@ -86,6 +86,8 @@ double convoy__algo_cost(const convoy__algo *al, const convoy__args *a, const co
     convoy__machine f = convoy__machine_levels(m);
     if (f.alpha_node > f.alpha) f.alpha = f.alpha_node;
     if (f.beta_node > f.beta) f.beta = f.beta_node;
+    if (f.gap_node > f.gap) f.gap = f.gap_node;
+    if (f.gap_node_b > f.gap_b) f.gap_b = f.gap_node_b;
     return al->cost(a, &f);
 }
 

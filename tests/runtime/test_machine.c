@@ -2,7 +2,8 @@
  * Machine parameters (src/api/machine.c): measured once at the first blocking setup, the
  * same on every rank of a communicator (ranks must choose alike), reused by later
  * communicators, replaced by the built-in values under CONVOY_REPRODUCIBLE=1 and by
- * CONVOY_ALPHA/_BETA per call; and the pipelined ring's block size follows them (eq. (2)
+ * CONVOY_ALPHA/_BETA per call; the gaps (a further message's cost) are measured too; and
+ * the pipelined ring's block size follows them (eq. (2)
  * of papers/002: B grows with the square root of alpha / beta).
  */
 #include "tests/mpi/common.h" /* first: it sets _POSIX_C_SOURCE */
@@ -12,9 +13,9 @@
 /* The values agree on all ranks of comm: their MIN and MAX are equal. */
 static int agreed(MPI_Comm comm, const convoy__machine *m)
 {
-    double v[3] = {m->alpha, m->beta, m->gamma}, lo[3], hi[3];
-    MPI_Allreduce(v, lo, 3, MPI_DOUBLE, MPI_MIN, comm);
-    MPI_Allreduce(v, hi, 3, MPI_DOUBLE, MPI_MAX, comm);
+    double v[6] = {m->alpha, m->beta, m->gamma, m->gap, m->gap_node, m->xgap_node}, lo[6], hi[6];
+    MPI_Allreduce(v, lo, 6, MPI_DOUBLE, MPI_MIN, comm);
+    MPI_Allreduce(v, hi, 6, MPI_DOUBLE, MPI_MAX, comm);
     return memcmp(lo, hi, sizeof lo) == 0;
 }
 
@@ -56,6 +57,15 @@ int main(int argc, char **argv)
              "measured values are plausible (1 ns < alpha < 10 ms, beta and gamma < 1 us/B)",
              detail);
     tc_check(MPI_COMM_WORLD, agreed(a, &m), "every rank has the same values", detail);
+    /* The gaps (coll.h): measured on the pair and, rank 0's node having 2 processes
+     * (CONVOY_PPN=2), on the node pair and its exchange; each a positive time below 10 ms. */
+    snprintf(detail, sizeof detail, "gap=%g+%g/B node=%g+%g/B exchange=%g+%g/B", m.gap, m.gap_b,
+             m.gap_node, m.gap_node_b, m.xgap_node, m.xgap_node_b);
+    tc_check(MPI_COMM_WORLD,
+             m.gap > 0 && m.gap < 1e-2 && m.gap_node > 0 && m.gap_node < 1e-2 && m.xgap_node > 0 &&
+                 m.xgap_node < 1e-2 && m.gap_b >= 0 && m.gap_b < 1e-6 && m.gap_node_b >= 0 &&
+                 m.gap_node_b < 1e-6 && m.xgap_node_b >= 0 && m.xgap_node_b < 1e-6,
+             "gaps measured and plausible (0 < gap < 10 ms, per byte < 1 us/B)", detail);
 
     /* A later communicator (other rank 0) reuses them without measuring. */
     MPI_Comm b;

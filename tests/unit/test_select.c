@@ -42,6 +42,7 @@
  *    model's node sums M / S times dearer where fewer are forced (by hand, 4 x 8).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -508,6 +509,98 @@ static void node_ring_slots_by_hand(void)
     convoy__topo_free(&t);
 }
 
+/* Where the setup measured the gaps (coll.h): the simulated Hydra's figures (SMPI charges
+ * each send 0.5 us + 0.125 ns/B on its sender and each receive as much on its receiver).
+ *  - k messages posted at once: one whole message and k - 1 gaps, alpha + beta b + (k - 1)
+ *    (gap + gap_b b); a gap measured above a whole message counts as a whole one;
+ *  - the binomial Bcast's later sibling costs the gap: 36 processes 5 A + gap(s);
+ *  - the node level takes the node's gap; k lanes at once pace a further message's bytes
+ *    at k beta_nic where that exceeds beta;
+ *  - Allgatherv direct on one node of 8: alpha_node + beta_node b + 6 xgap(b);
+ *  - Bcast klane_pipeline on 4 x 4, 4096 ints, 2 blocks (CONVOY_BCAST_KLANE_BLOCKS):
+ *    pieces of 2048 bytes; the root's step (one node message), N + 1 = 5 lane messages at
+ *    4 beta_nic
+ *    (the chain and the way back) and per block the slower of a replica's k = 4 message
+ *    pairs (4 xgap) and one lane plus one node message; and without the parameter the
+ *    model's block count costs no more than any other from 1 to 64. */
+static const convoy__machine gapped = {.alpha = 2.2e-6,
+                                       .beta = 3.3e-10,
+                                       .gamma = 2e-10,
+                                       .alpha_node = 1.25e-6,
+                                       .beta_node = 4.17e-10,
+                                       .beta_nic = 1e-10,
+                                       .gap = 5e-7,
+                                       .gap_b = 1.25e-10,
+                                       .gap_node = 4e-7,
+                                       .gap_node_b = 1.5e-10,
+                                       .xgap_node = 1e-6,
+                                       .xgap_node_b = 2.5e-10};
+
+static void measured_gaps_by_hand(void)
+{
+    const convoy__machine *m = &gapped;
+    const double b = 576, A = m->alpha + m->beta * b, g = m->gap + m->gap_b * b;
+    const double hand7 = A + 6 * g;
+    EXPECT(fabs(convoy__posted_cost(m, 7, b) - hand7) < 1e-15,
+           "measured gap: posted cost of 7 messages %.4f us, by hand %.4f us",
+           1e6 * convoy__posted_cost(m, 7, b), 1e6 * hand7);
+    convoy__machine big = gapped;
+    big.gap = 1e-5;
+    EXPECT(fabs(convoy__posted_cost(&big, 7, b) - 7 * A) < 1e-15,
+           "gap above a message: posted cost %.4f us, 7 whole ones %.4f us",
+           1e6 * convoy__posted_cost(&big, 7, b), 1e6 * 7 * A);
+    const double s = 4608, As = m->alpha + m->beta * s, gs = m->gap + m->gap_b * s;
+    EXPECT(fabs(convoy__binomial_bcast_cost(m, 36, s) - (5 * As + gs)) < 1e-15,
+           "measured gap: binomial Bcast 36: %.4f us, by hand %.4f us",
+           1e6 * convoy__binomial_bcast_cost(m, 36, s), 1e6 * (5 * As + gs));
+    const convoy__machine node = convoy__lane_level(m, 0), lanes = convoy__lane_level(m, 8),
+                          two = convoy__lane_level(m, 2);
+    EXPECT(node.gap == m->gap_node && node.gap_b == m->gap_node_b,
+           "node level: gap %.3g + %.3g, the node's %.3g + %.3g", node.gap, node.gap_b, m->gap_node,
+           m->gap_node_b);
+    EXPECT(lanes.beta == 8 * m->beta_nic && lanes.gap_b == 8 * m->beta_nic && two.gap_b == m->gap_b,
+           "8 lanes at once: beta %.3g, gap_b %.3g (by hand %.3g); 2 lanes: gap_b %.3g", lanes.beta,
+           lanes.gap_b, 8 * m->beta_nic, two.gap_b);
+
+    convoy__topo t;
+    make_topo(&t, 1, 8);
+    convoy__args a = make_args(CONVOY_COLL_ALLGATHERV, &t, 128, m);
+    const convoy__algo *al = convoy__algo_find(CONVOY_COLL_ALLGATHERV, "direct");
+    const double blk = 512, dhand = m->alpha_node + m->beta_node * blk +
+                                    6 * (m->xgap_node + m->xgap_node_b * blk);
+    const double dc = al ? al->cost(&a, &node) : 0;
+    EXPECT(al && fabs(dc - dhand) < 1e-15, "direct Allgatherv 1 x 8, 512 B: %.4f us, by hand %.4f",
+           1e6 * dc, 1e6 * dhand);
+    convoy__topo_free(&t);
+
+    make_topo(&t, 4, 4);
+    a = make_args(CONVOY_COLL_BCAST, &t, 4096, m);
+    al = convoy__algo_find(CONVOY_COLL_BCAST, "klane_pipeline");
+    /* 4 lanes at once: 4 beta_nic = 0.4 ns/B is above beta (0.33) and paces the lanes. */
+    const double piece = 2048, lmsg = m->alpha + 4 * m->beta_nic * piece,
+                 nmsg = m->alpha_node + m->beta_node * piece,
+                 work = 4 * (m->xgap_node + m->xgap_node_b * piece);
+    const double khand = nmsg + 5 * lmsg + 2 * (work > lmsg + nmsg ? work : lmsg + nmsg);
+    a.nparams = 1;
+    snprintf(a.params[0].name, sizeof a.params[0].name, "CONVOY_BCAST_KLANE_BLOCKS");
+    a.params[0].value = 2;
+    const double kc = al ? convoy__algo_cost(al, &a, m) : 0;
+    EXPECT(al && fabs(kc - khand) < 1e-15 && work > lmsg + nmsg,
+           "klane_pipeline 4 x 4, 4096 ints, 2 blocks: %.4f us, by hand %.4f us", 1e6 * kc,
+           1e6 * khand);
+    a.nparams = 0;
+    const double chosen = al ? convoy__algo_cost(al, &a, m) : 0;
+    for (int nb = 1; nb <= 64 && al; nb++) {
+        a.nparams = 1;
+        a.params[0].value = nb;
+        const double c = convoy__algo_cost(al, &a, m);
+        a.nparams = 0;
+        EXPECT(chosen <= c + 1e-15, "klane_pipeline's block count: %.4f us, %d blocks %.4f us",
+               1e6 * chosen, nb, 1e6 * c);
+    }
+    convoy__topo_free(&t);
+}
+
 int main(void)
 {
     small_counts_on_one_host();
@@ -522,5 +615,6 @@ int main(void)
     binomial_bcast_by_hand();
     posted_at_once_by_hand();
     node_ring_slots_by_hand();
+    measured_gaps_by_hand();
     return unit_done();
 }

@@ -28,14 +28,21 @@
  * root node (the paper's construction), which receives (n - 1) m/n. Per lane and per rank
  * the inter-node bytes are equal up to the root node's and the last node's extras.
  *
- * Cost: (nb + N + 1)(alpha + beta m/(nb k) + alpha_node + beta_node m/(nb k)),
- * nb = sqrt((N + 1) beta m / (k alpha)) (clamped to 1 .. count/k) unless
- * CONVOY_BCAST_KLANE_BLOCKS sets it. A step's node exchange posts its k - 1 sends and
- * receives at once, to k - 1 different peers: one node message's time, as every model
- * charges messages posted together (docs/architecture.md, "How the cost models are made":
- * a process's concurrent sends are not modelled as sharing its injection). Charged in
- * sequence, as before, it predicted 300 us for 64 Ki ints on the simulated Hydra 4 x 8
- * (131.6 simulated; 91 now) and 73.5 for 1 Ki (23.1 simulated; 23.0 now).
+ * Cost, where the setup measured the node exchange's gap (coll.h, convoy__xgap: what one
+ * message sent and one received cost their process, one after the other):
+ *   node(p) + (N + 1) lane(p) + nb max(k xgap(p), lane(p) + node(p)),
+ * p = m/(nb k) the piece, lane(p) = alpha + beta p with k lanes at once (beta = max(beta,
+ * k beta_nic)), node(p) = alpha_node + beta_node p: the root's first step, the chain of
+ * N - 1 lane hops plus the leaves' step back and the last one, and per block the slower of
+ * a replica's own work (its lane piece in and out and k - 1 pieces exchanged with its
+ * node: k message pairs, serialised on the process) and one lane and one node message.
+ * nb minimises it (CONVOY_BCAST_KLANE_BLOCKS overrides). Before, the node exchange was one
+ * node message per step ((nb + N + 1)(lane(p) + node(p)), which stays where the gap is not
+ * measured, with nb = sqrt((N + 1) beta m / (k alpha))): SMPI charges each send and receive
+ * its software cost on its process (smpi/ois, smpi/or), so on the simulated VSC-3 16 x 16,
+ * 16000 ints, it predicted 163.1 us for a run of 210.0 (4 blocks: each replica's 16 pairs
+ * of 1000-byte pieces, 30 us per block); now 197 (3 blocks), and `lane` (146.9 simulated)
+ * is chosen. The simulated Hydra 4 x 8, 64 Ki ints: 126.7 predicted, 133.4 simulated.
  *
  * Restrictions: regular layouts (every node has n processes, ranks in any order), more than
  * one node, n > 1. Source: papers/004 §5 (construction and Proposition 1).
@@ -54,17 +61,41 @@ int convoy__bcast_klane_pipeline_applicable(const convoy__args *a)
     return t->nnodes > 1 && t->max_ppn > 1 && (t->flags & CONVOY_TOPO_REGULAR);
 }
 
+/* The model's time with nb pipeline blocks (see the top). */
+static double pipeline_time(const convoy__args *a, const convoy__machine *m, double nb)
+{
+    const convoy__topo *t = a->topo;
+    const int k = t->max_ppn, N = t->nnodes;
+    const double piece = (double)(a->count * a->rtype.size) / (nb * k);
+    const convoy__machine lane = convoy__lane_level(m, k), node = convoy__lane_level(m, 0);
+    const double lmsg = lane.alpha + lane.beta * piece,
+                 nmsg = k > 1 ? node.alpha + node.beta * piece : 0;
+    if (m->xgap_node <= 0) return (nb + N + 1) * (lmsg + nmsg);
+    /* Per block, each replica receives and sends its lane piece and exchanges k - 1
+     * pieces with its node: k message pairs of its own, one after the other. */
+    const double work = k * convoy__xgap(m, piece), block = work > lmsg + nmsg ? work : lmsg + nmsg;
+    return nmsg + (N + 1) * lmsg + nb * block;
+}
+
 int64_t convoy__bcast_klane_pipeline_blocks(const convoy__args *a)
 {
     const convoy__topo *t = a->topo;
     const int k = t->max_ppn;
     int64_t nb = convoy__param_get(a, "CONVOY_BCAST_KLANE_BLOCKS", 0);
-    if (nb <= 0) {
+    const int64_t most = a->count / k > 1 ? a->count / k : 1;
+    if (nb <= 0 && a->machine.xgap_node > 0) {
+        /* The block count with the least modelled time (it is convex in nb). */
+        double best = 0;
+        for (int64_t b = 1; b <= most && b <= 4096; b++) {
+            const double tb = pipeline_time(a, &a->machine, (double)b);
+            if (b > 1 && tb >= best) break;
+            best = tb, nb = b;
+        }
+    } else if (nb <= 0) {
         const double m = (double)(a->count * a->rtype.size);
         const double alpha = a->machine.alpha > 0 ? a->machine.alpha : 1e-6;
         nb = (int64_t)sqrt((t->nnodes + 1) * a->machine.beta * m / (k * alpha));
     }
-    const int64_t most = a->count / k > 1 ? a->count / k : 1;
     return nb < 1 ? 1 : nb > most ? most : nb;
 }
 
@@ -129,15 +160,9 @@ int convoy__bcast_klane_pipeline(const convoy__args *a, convoy__schedule *s)
 
 double convoy__bcast_klane_pipeline_cost(const convoy__args *a, const convoy__machine *m)
 {
-    const convoy__topo *t = a->topo;
-    const int k = t->max_ppn;
     convoy__args b = *a;
     b.machine = *m;
-    const double nb = (double)convoy__bcast_klane_pipeline_blocks(&b);
-    const double piece = (double)(a->count * a->rtype.size) / (nb * k);
-    const convoy__machine lane = convoy__lane_level(m, k), node = convoy__lane_level(m, 0);
-    return (nb + t->nnodes + 1) *
-           (lane.alpha + lane.beta * piece + (k > 1 ? node.alpha + node.beta * piece : 0));
+    return pipeline_time(a, m, (double)convoy__bcast_klane_pipeline_blocks(&b));
 }
 
 void convoy__bcast_klane_pipeline_explain(const convoy__args *a, char *buf, size_t len)

@@ -23,9 +23,13 @@
  * (convoy-check --assert-inter-spread, which for rooted collectives compares the ranks of
  * one node: a tree's root and leaves differ by design), and the same per lane.
  *
- * Cost: alpha_node + (n_R - 2) alpha_node / 2 + (n_R - 1) beta_node m/n_R (the root posts
- * its n_R - 1 sends at once: their latencies overlap, convoy__posted_cost; simulated Hydra,
- * 8 processes, 576-byte blocks: 5.0 us, where n_R - 1 whole messages predicted 10.0) +
+ * Cost: alpha_node + beta_node m/n_R + (n_R - 2) gap(m/n_R) (the root posts its n_R - 1
+ * sends at once: their latencies overlap, and each further one costs the node's measured
+ * gap, convoy__posted_cost; unmeasured alpha_node / 2 + beta_node m/n_R; simulated Hydra,
+ * 8 processes, 576-byte blocks: 5.0 us, where n_R - 1 whole messages predicted 10.0, the
+ * unmeasured gaps 6.7 and the measured 0.5 us + 0.125 ns/B 4.9; VSC-3, 16 processes,
+ * 4000-byte blocks: 58.7 unmeasured, 28.5 measured, where the root's 15 sends at 1.7 us of
+ * its own time each take about 28 us) +
  * T_bcast(N, m/n_R, n_R lanes at once) + T_allgatherv(node, m). Rounds: the paper's ceil(log2 n) +
  * ceil(log2 N) + ceil(log2 n) with tree node collectives (the node scatter here is linear: n_R -
  * 1).
