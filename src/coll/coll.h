@@ -107,15 +107,6 @@ double convoy__gap(const convoy__machine *m, double bytes);
  * sends one and receives one): the measured m->xgap_node + m->xgap_node_b * bytes, at most
  * two whole node messages; 0 when unmeasured. */
 double convoy__xgap(const convoy__machine *m, double bytes);
-/* The cost of one flag handshake between two processes of a node through the node
- * segment (a store-release seen by a polling load-acquire: a cache line moving between
- * cores, and the executor's step around it), in seconds; the segment algorithms' cost
- * models count these as the network ones count alpha. At least half a message's alpha:
- * the waiter needs its peer to run, as a message needs its receiver, and where processes
- * share cores (oversubscribed, or a loaded host) that, not the cache line, is the cost,
- * and the measured alpha shows it. Where the setup measured a handshake (m->flag), that:
- * with a core per process it is a cache line's transfer, a fraction of alpha / 2, and
- * where processes share cores the probe pays the peer's scheduling as messages do. */
 /* The work bound of a synchronisation on cores that processes share: where rank 0's host
  * has more processes than CPUs (m->share > 1), only the CPUs' worth of them run at once,
  * and every wait (for a message or a node peer's flag) is over only when the process
@@ -131,6 +122,15 @@ static inline double convoy__shared_cores_bound(const convoy__machine *m, double
     return m->share > 1 ? m->share * waits * m->alpha : 0;
 }
 
+/* The cost of one flag handshake between two processes of a node through the node
+ * segment (a store-release seen by a polling load-acquire: a cache line moving between
+ * cores, and the executor's step around it), in seconds; the segment algorithms' cost
+ * models count these as the network ones count alpha. At least half a message's alpha:
+ * the waiter needs its peer to run, as a message needs its receiver, and where processes
+ * share cores (oversubscribed, or a loaded host) that, not the cache line, is the cost,
+ * and the measured alpha shows it. Where the setup measured a handshake (m->flag), that:
+ * with a core per process it is a cache line's transfer, a fraction of alpha / 2, and
+ * where processes share cores the probe pays the peer's scheduling as messages do. */
 #define CONVOY_FLAG_COST 2e-7
 static inline double convoy__flag_cost(const convoy__machine *m)
 {
