@@ -36,7 +36,8 @@
  * yield, then sleep; chosen from whether the host is oversubscribed).
  * CONVOY_KERNEL=0 runs every repeated blocking call through the executor: by default one
  * whose schedule is a one-node flag protocol runs its compiled steps from the entry point
- * (the direct kernel), and one of a single round of messages posts them and waits once.
+ * (the direct kernel), and one of messages in phases (one round, or rounds each waiting
+ * for the last) posts each phase at once and waits once per phase.
  * CONVOY_NATIVE_BLOCKING=1: a blocking call served by the MPI library makes its blocking
  * collective (faster at small counts) instead of its nonblocking one under Convoy's wait;
  * only for programs that never have a Convoy nonblocking or persistent collective pending
