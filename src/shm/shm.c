@@ -267,16 +267,11 @@ void convoy__wait_policy(int host_procs, int host_cpus)
      * that one made every np 2 run "oversubscribed" (yield at once: Barrier 0.47 -> 0.66 us
      * against native's 0.69). Once any communicator showed more processes than CPUs the
      * host stays oversubscribed (a smaller communicator does not make it less busy). */
-    static atomic_int over_seen;
-    if (host_cpus > 0 && host_procs > host_cpus) atomic_store(&over_seen, 1);
-    if (host_cpus > 0) {
-        /* (The largest ratio seen: the host stays as busy as its busiest communicator.) */
-        const double r = (double)host_procs / host_cpus;
-        pthread_mutex_lock(&share_lock);
-        if (r > share_seen) share_seen = r;
-        pthread_mutex_unlock(&share_lock);
-    }
-    const int over = atomic_load(&over_seen);
+    pthread_mutex_lock(&share_lock);
+    if (host_cpus > 0 && (double)host_procs / host_cpus > share_seen)
+        share_seen = (double)host_procs / host_cpus; /* the busiest communicator's ratio */
+    const int over = share_seen > 1;
+    pthread_mutex_unlock(&share_lock);
     unsigned spin = env_count("CONVOY_WAIT_SPIN", over ? 0 : 64);
     unsigned yield = env_count("CONVOY_WAIT_YIELD", over ? 4096 : 16384);
     atomic_store_explicit(&wait_spin, spin, memory_order_relaxed);

@@ -168,6 +168,6 @@ void convoy__barrier_dissem_explain(const convoy__args *a, char *buf, size_t len
     snprintf(buf, len,
              "n = %d (%s), %d round%s, last round %d of %d messages, %lld messages per rank, "
              "predicted %.1f us",
-             n, how, k, k == 1 ? "" : "s", m, n, (long long)(k > 0 ? (int64_t)(k - 1) * n + m : 0),
+             n, how, k, k == 1 ? "" : "s", m, n, (long long)msgs_n(a->topo->size, n),
              1e6 * convoy__barrier_dissem_cost(a, &a->machine));
 }
