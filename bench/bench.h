@@ -305,6 +305,7 @@ typedef struct bench_job {
     int nvar;
     char **names;
     int rooted; /* c->root rotates with the repetition unless --root */
+    int timing; /* set by the runner while it times (0 while it validates) */
     /* Before every call of variant v, untimed. */
     void (*prepare)(struct bench_job *j, int v);
     /* One call of variant v; v = -1 is the reference (validation only). */

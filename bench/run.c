@@ -246,6 +246,7 @@ static void measure(bench_job *j, bench_result *res, double t_cell)
     int64_t warmup = window && o->warmup < 1 ? 1 : o->warmup;
     int warming = 1;
     double cap = bench_cell_cap(x);
+    j->timing = 1;
     for (int i = 0; i < nv; i++)
         active[i] = res[i].applicable;
     for (int64_t round = 0;; round++) {
@@ -356,6 +357,7 @@ static void measure(bench_job *j, bench_result *res, double t_cell)
         }
         PMPI_Bcast(msg, 2 * nv + 1, MPI_DOUBLE, 0, x->comm);
     }
+    j->timing = 0;
     if (x->rank == 0)
         for (int i = 0; i < nv; i++)
             bench_summarize(smp[i].v, smp[i].n, o->rel, &res[i].s);

@@ -16,6 +16,10 @@
  *                             mismatch with the algorithm, the rank and the element; with
  *                             --no-check the same run passes. Likewise a guideline's
  *                             mock-up, validated against the collective it stands for.
+ *   test_bench_e2e steady     (one node) a Barrier cell whose Convoy variants are forced in
+ *                             turn: every timed call of node_flags must run in the direct
+ *                             kernel, i.e. be the kept repeated call a program makes, not
+ *                             the first call after the forcing changed the settings.
  *
  * The expected algorithms come from Convoy's registry, so a newly registered algorithm is
  * expected in the CSV without editing this test.
@@ -437,6 +441,36 @@ static void test_inject(const char *coll, int elems_total)
     if (rank == 0) CHECK(convoy_bench_first_mismatch()[0] == '\0');
 }
 
+/* The forced variants change the settings before each of their calls; the runner makes one
+ * untimed call after such a change, so that the timed one is a repeated call. The direct
+ * kernel runs only a kept call (Barrier node_flags on one node), so counting its runs tells
+ * whether every timed node_flags call was one: reps timed rounds, no warm-up. */
+static void test_steady(void)
+{
+    enum { REPS = 40 };
+    const long k0 = convoy__kernel_count();
+    const char *argv[] = {"convoy-bench",
+                          "--coll",
+                          "barrier",
+                          "--algo",
+                          "native,dissem,node_flags,linear",
+                          "--reps",
+                          "40",
+                          "--min-reps",
+                          "40",
+                          "--warmup",
+                          "0",
+                          "--time-cap",
+                          "60",
+                          "--quiet"};
+    CHECK(run((int)(sizeof argv / sizeof *argv), argv) == 0);
+    const long runs = convoy__kernel_count() - k0;
+    if (runs < REPS)
+        fprintf(stderr, "[%d] %ld of %d timed node_flags calls ran in the direct kernel\n", rank,
+                runs, REPS);
+    CHECK(runs >= REPS);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -450,8 +484,11 @@ int main(int argc, char **argv)
         test_inject("allgatherv", 1024 * size);
         test_inject("allreduce", 1024);
         test_inject_guideline();
+    } else if (argc >= 2 && !strcmp(argv[1], "steady")) {
+        test_steady();
     } else {
-        if (rank == 0) fprintf(stderr, "usage: test_bench_e2e csv FILE | full CSV JSON | inject\n");
+        if (rank == 0)
+            fprintf(stderr, "usage: test_bench_e2e csv FILE | full CSV JSON | inject | steady\n");
         failures++;
     }
     int all;
