@@ -52,7 +52,8 @@ const convoy__algo convoy__algos[] = {
      .build = convoy__allgatherv_node_segment,
      .applicable = convoy__allgatherv_node_segment_applicable,
      .cost = convoy__allgatherv_node_segment_cost,
-     .params = "CONVOY_ALLGATHERV_SHM_SLOTS CONVOY_ALLGATHERV_SHM_UNIT CONVOY_ALLGATHERV_CMA_MIN",
+     .params = "CONVOY_ALLGATHERV_SHM_SLOTS CONVOY_ALLGATHERV_SHM_UNIT CONVOY_ALLGATHERV_SHM_FUSE "
+               "CONVOY_ALLGATHERV_CMA_MIN",
      .props = CONVOY_ALGO_REPRODUCIBLE,
      .explain = convoy__allgatherv_node_segment_explain},
     {.coll = CONVOY_COLL_ALLGATHERV,

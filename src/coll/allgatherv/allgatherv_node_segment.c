@@ -44,11 +44,13 @@
  *   dependency goes to a unit earlier in a node's Q, or to the same unit one hop earlier
  *   (a send on its receive), so (Q index, hop) decreases along every chain of waits and
  *   the schedule cannot deadlock, whatever MPI buffers. An owner with node peers, a
- *   contiguous send buffer (not in place) and more than half the result copies each own
- *   unit from the send buffer into its slot and then from the slot (still in its cache)
- *   into its receive buffer, instead of the whole own block into the receive buffer first
- *   and each unit out of it again (np 2, one process holding all 8 MiB: 0.65-0.75 of the
- *   time; with equal blocks the one large copy was 5-15% faster, so they keep it).
+ *   contiguous send buffer (not in place) and more than half the result, or whose node's
+ *   processes share cores, copies each own unit from the send buffer into its slot and
+ *   then from the slot (still in its cache) into its receive buffer, instead of the whole
+ *   own block into the receive buffer first and each unit out of it again (np 2, one
+ *   process holding all 8 MiB: 0.65-0.75 of the time; np 4 on 2 cores as 2 x 2, regular
+ *   64 MiB: 14.6-15.8 ms against 15.2-19.6; with equal blocks and a core each the one large
+ *   copy was 5-15% faster, so they keep it).
  * - Notifications: flag 0 counts a process's writes into the segment (chained, values
  *   only grow); a reader waits for the writer's count to pass the unit. Every process
  *   declares both flags and the segment size, so that the node agrees on them.
@@ -345,15 +347,21 @@ int convoy__allgatherv_node_segment(const convoy__args *a, convoy__schedule *s)
     int64_t *widx = NULL, *wcnt = NULL;
     int *rstep = NULL, *lastsend = NULL, *dv = NULL, *lastwait = NULL, *reads = NULL;
     int rc = plan_make(a, &pl);
-    /* Streaming with node peers from a contiguous send buffer, holding more of the result
-     * than it receives (then the node waits for this process's writes): an own unit goes
-     * from the send buffer into its slot and from there into the receive buffer (the slot
-     * still in this core's cache), instead of one copy of the whole own block into the
-     * receive buffer first and each unit out of it again. A local choice: the slots and
-     * flags stay the same. With blocks as large as the rest (regular) the one large copy
-     * was faster. */
-    const int fuse = !rc && t->size > 1 && !pl.direct && !pl.cma && t->ppn > 1 && !a->inplace &&
-                     contiguous(&a->stype) && 2 * a->rcounts[t->rank] * pl.esize > pl.total;
+    /* Streaming with node peers from a contiguous send buffer: an own unit goes from the
+     * send buffer into its slot and from there into the receive buffer (the slot still in
+     * this core's cache), instead of one copy of the whole own block into the receive
+     * buffer first and each unit out of it again (one pass over the own block less). A
+     * local choice: the slots and flags stay the same. Taken by a process holding more of
+     * the result than it receives (the node waits for its writes), and by every process
+     * where processes share cores (m.share > 1: the pass saved is the shared core's time);
+     * with blocks as large as the rest and a core each, the one large copy was faster.
+     * CONVOY_ALLGATHERV_SHM_FUSE=0/1 forces it off/on. */
+    const int64_t fuse_set = convoy__param_get(a, "CONVOY_ALLGATHERV_SHM_FUSE", -1);
+    const int fuse =
+        !rc && t->size > 1 && !pl.direct && !pl.cma && t->ppn > 1 && !a->inplace &&
+        contiguous(&a->stype) &&
+        (fuse_set >= 0 ? fuse_set > 0
+                       : 2 * a->rcounts[t->rank] * pl.esize > pl.total || a->machine.share > 1);
     const int own = fuse ? -1 : convoy__agv_copy_own(a, s);
     if (rc || t->size == 1 || pl.nu == 0) goto done;
     const int nflags = pl.cma ? NS_FLAGS : F_DONE;
