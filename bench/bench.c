@@ -134,6 +134,9 @@ typedef struct coll_job {
     char env[64];     /* CONVOY_<COLL>_ALGO */
     int after_auto;   /* the last call prepared was the "auto" variant's */
     const char *pick; /* Convoy's record of its choice after the last "auto" call */
+    /* What this rank last set env to ("": unset; NULL: not yet). Not read back from the
+     * environment: under SimGrid all ranks share one, and each must decide alike. */
+    const char *set;
 } coll_job;
 
 static void coll_prepare(bench_job *j, int v)
@@ -143,14 +146,15 @@ static void coll_prepare(bench_job *j, int v)
     /* Convoy's choice is read here, outside the timed call, after "auto" ran. */
     if (cj->after_auto) cj->pick = convoy__comm_last_algo(j->cell->comm);
     cj->after_auto = !strcmp(algo, "auto");
-    const char *was = getenv(cj->env);
+    const char *want = !strcmp(algo, "auto") ? "" : strcmp(algo, "native") ? algo : NULL;
     int changed = 0;
-    if (!strcmp(algo, "auto")) {
-        changed = was != NULL;
-        unsetenv(cj->env);
-    } else if (strcmp(algo, "native") != 0) {
-        changed = !was || strcmp(was, algo) != 0;
-        setenv(cj->env, algo, 1);
+    if (want) {
+        changed = !cj->set || strcmp(cj->set, want) != 0;
+        cj->set = want;
+        if (*want)
+            setenv(cj->env, want, 1);
+        else
+            unsetenv(cj->env);
     }
     cj->coll->prepare(j->cell);
     /* A program calls one collective the same way over and over, and Convoy keeps such a
