@@ -448,6 +448,8 @@ static void test_inject(const char *coll, int elems_total)
 static void test_steady(void)
 {
     enum { REPS = 40 };
+    char reps[16];
+    snprintf(reps, sizeof reps, "%d", REPS);
     const long k0 = convoy__kernel_count();
     const char *argv[] = {"convoy-bench",
                           "--coll",
@@ -455,9 +457,9 @@ static void test_steady(void)
                           "--algo",
                           "native,dissem,node_flags,linear",
                           "--reps",
-                          "40",
+                          reps,
                           "--min-reps",
-                          "40",
+                          reps,
                           "--warmup",
                           "0",
                           "--time-cap",
