@@ -3,8 +3,10 @@
  * arguments over and over; the full path (checks, datatype descriptions, the communicator's
  * attribute, the plan memo, a request from the pool, the transport's type queries) costs
  * a few thousand instructions, more than the whole schedule of a small call. So a blocking
- * call keeps its finished request on the communicator (one per collective: per-communicator
- * pools of one) and the call's own arguments beside it; the next call with equal
+ * call keeps its finished request on the communicator (CONVOY_FAST_WAYS per collective:
+ * the last calls with different arguments, so that rotating roots or two alternating
+ * counts stay kept; a request with more than CONVOY_FAST_SMALL of executor memory is kept
+ * alone) and the call's own arguments beside it; the next call with equal
  * arguments — compared before anything else, as the caller passed them — runs the kept
  * schedule again: the transport, the executor's memory and the count vectors are already
  * in place. A call the MPI library serves is kept too (its rerun is the library's call).
@@ -63,11 +65,17 @@ int convoy__fast_try(MPI_Comm comm, const convoy__call *c, int *rc)
 {
     convoy__cstate *cs = convoy__cstate_cached(comm);
     if (!cs) return 0;
-    convoy__fast *f = &cs->fast[c->coll];
-    convoy_request r = atomic_load_explicit(&f->req, memory_order_acquire);
-    if (!r || !same(f, c, cs->topo.size) || f->barrier_n != cs->barrier_n ||
-        f->gen != convoy__config_gen())
+    convoy__fast *f = NULL;
+    convoy_request r = NULL;
+    int w = 0;
+    for (; w < CONVOY_FAST_WAYS; w++) {
+        f = &cs->fast[c->coll][w];
+        r = atomic_load_explicit(&f->req, memory_order_acquire);
+        if (r && same(f, c, cs->topo.size)) break;
+    }
+    if (w == CONVOY_FAST_WAYS || f->barrier_n != cs->barrier_n || f->gen != convoy__config_gen())
         return 0;
+    cs->fast_last[c->coll] = (unsigned char)w;
     if (f->direct) {
         /* The MPI library's blocking collective, and nothing else: no start, wait or
          * ownership of the request (whose fields the call reads and nothing changes). Two
@@ -103,7 +111,8 @@ int convoy__fast_direct(MPI_Comm comm, int coll, uint64_t *gen, const char **why
 {
     convoy__cstate *cs = convoy__cstate_cached(comm);
     if (!cs || coll < 0 || coll >= CONVOY_NCOLL) return 0;
-    convoy__fast *f = &cs->fast[coll];
+    if (cs->fast_last[coll] >= CONVOY_FAST_WAYS) return 0;
+    convoy__fast *f = &cs->fast[coll][cs->fast_last[coll]];
     convoy_request r = atomic_load_explicit(&f->req, memory_order_acquire);
     if (!r || !f->direct) return 0;
     *gen = f->gen;
@@ -137,6 +146,7 @@ int convoy__fast_keep(convoy_request r, const convoy__call *c)
 {
     convoy__cstate *cs = r->cs;
     const int sfrom = c ? source(r->sendbuf, c) : -1, rfrom = c ? source(r->recvbuf, c) : -1;
+    if (cs && c) cs->fast_last[c->coll] = CONVOY_FAST_WAYS; /* none, unless kept below */
     if (!c || !cs || (!r->native && !r->entry) || r->deferred || r->persistent || r->owns_types ||
         r->nagree > 0 || r->seg_pass || r->cfg.verbose || r->cfg.check_args ||
         r->cfg.watchdog > 0 || sfrom < 0 || rfrom < 0 ||
@@ -146,10 +156,24 @@ int convoy__fast_keep(convoy_request r, const convoy__call *c)
         !named(r->stype) || !named(r->rtype) || /* (no op: r->op may be zero, no handle) */
         !(!r->op || r->op == MPI_OP_NULL || convoy__op_is_predefined(r->op)))
         return 0;
-    convoy__fast *f = &cs->fast[c->coll];
-    convoy_request old = atomic_exchange_explicit(&f->req, NULL, memory_order_acquire);
-    if (old) convoy__req_free(old);
     const int size = cs->topo.size, nvec = (c->v1 ? size : 0) + (c->v2 ? size : 0);
+    /* The way: the one holding this call (kept under older settings), else an empty one,
+     * else the next in turn. A large request is kept alone. */
+    convoy__fast *ways = cs->fast[c->coll];
+    int w = 0;
+    while (w < CONVOY_FAST_WAYS && !(atomic_load(&ways[w].req) && same(&ways[w], c, size)))
+        w++;
+    for (int e = 0; w == CONVOY_FAST_WAYS && e < CONVOY_FAST_WAYS; e++)
+        if (!atomic_load(&ways[e].req)) w = e;
+    if (w == CONVOY_FAST_WAYS) w = cs->fast_next[c->coll]++ % CONVOY_FAST_WAYS;
+    const int big = r->xmem.cap > CONVOY_FAST_SMALL;
+    for (int e = 0; e < CONVOY_FAST_WAYS; e++) {
+        if (e != w && !big) continue;
+        convoy_request old = atomic_exchange_explicit(&ways[e].req, NULL, memory_order_acquire);
+        if (old) convoy__req_free(old);
+    }
+    convoy__fast *f = &ways[w];
+    cs->fast_last[c->coll] = (unsigned char)w;
     if (nvec > f->veccap) {
         free(f->vec);
         f->veccap = 0;
@@ -177,12 +201,13 @@ int convoy__fast_keep(convoy_request r, const convoy__call *c)
 
 void convoy__fast_clear(convoy__cstate *cs)
 {
-    for (int k = 0; k < CONVOY_NCOLL; k++) {
-        convoy__fast *f = &cs->fast[k];
-        convoy_request r = atomic_exchange(&f->req, NULL);
-        if (r) convoy__req_free(r);
-        free(f->vec);
-        f->vec = NULL;
-        f->veccap = f->nvec = 0;
-    }
+    for (int k = 0; k < CONVOY_NCOLL; k++)
+        for (int w = 0; w < CONVOY_FAST_WAYS; w++) {
+            convoy__fast *f = &cs->fast[k][w];
+            convoy_request r = atomic_exchange(&f->req, NULL);
+            if (r) convoy__req_free(r);
+            free(f->vec);
+            f->vec = NULL;
+            f->veccap = f->nvec = 0;
+        }
 }

@@ -107,9 +107,15 @@ typedef struct convoy__call {
     const int *v1, *v2; /* count vectors, or NULL */
 } convoy__call;
 
-/* The last blocking call of one collective on a communicator, kept with its finished
- * request (schedule reference, transport, executor memory, count vectors) so that an equal
- * call runs the schedule again at once (fast.c). */
+/* A blocking call of one collective on a communicator, kept with its finished request
+ * (schedule reference, transport, executor memory, count vectors) so that an equal call
+ * runs the schedule again at once (fast.c). A communicator keeps CONVOY_FAST_WAYS per
+ * collective: the last calls with different arguments (rotating roots, alternating
+ * counts). */
+enum { CONVOY_FAST_WAYS = 4 };
+/* A kept request whose executor memory is larger than this is kept alone (the other ways
+ * of its collective freed), so that the ways never hold more than one large buffer. */
+#define CONVOY_FAST_SMALL ((size_t)1 << 20)
 typedef struct convoy__fast {
     _Atomic(convoy_request) req; /* NULL: none kept (or in use) */
     convoy__call key;            /* send/recv: the pointer predicates, v1/v2: NULL */
@@ -154,7 +160,9 @@ typedef struct convoy__cstate {
     convoy__centry *cache[CONVOY_CACHE_SIZE];
     uint64_t tick;
     convoy__memo *memo[CONVOY_NCOLL]; /* CONVOY_MEMO_SLOTS each, made on first use */
-    convoy__fast fast[CONVOY_NCOLL];
+    convoy__fast fast[CONVOY_NCOLL][CONVOY_FAST_WAYS];
+    unsigned char fast_last[CONVOY_NCOLL]; /* the way the last blocking call used */
+    unsigned char fast_next[CONVOY_NCOLL]; /* the way the next new call replaces */
     int barrier_n; /* Barrier: n of CONVOY_DISSEM_N=auto, timed on first blocking use (0: not
                       yet); set at the same call on every rank */
     struct convoy__cstate *prev, *next; /* all states, freed at MPI_Finalize */

@@ -365,6 +365,49 @@ static void check_repeats(int rank, int size)
              "a result differed from native");
 }
 
+/* Several calls of one collective stay kept (src/api/fast.c, CONVOY_FAST_WAYS): on one
+ * node, Allreduces of 1 and 8 ints alternating both run in the direct kernel when both chose
+ * it (with one kept call per collective, each would replace the other and none would); and
+ * Bcasts with rotating roots match native. */
+static void check_ways(int rank, int size, int one_node, const int *in, int *out, int *ref)
+{
+    enum { N = 8 };
+    const char *algo[2];
+    for (int k = 0; k < 2; k++) {
+        convoy_Allreduce(in, out, k ? N : 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        algo[k] = convoy__comm_last_algo(MPI_COMM_WORLD);
+    }
+    const long k0 = convoy__kernel_count();
+    int bad = 0;
+    for (int i = 0; i < 2 * REPS; i++) {
+        const int n = i % 2 ? N : 1;
+        memset(out, 0xff, N * sizeof *out);
+        convoy_Allreduce(in, out, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        PMPI_Allreduce(in, ref, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        bad |= memcmp(out, ref, (size_t)n * sizeof *out) != 0;
+    }
+    const long kruns = convoy__kernel_count() - k0;
+    const int kernel = one_node && size > 1 && algo[0] && algo[1] &&
+                       !strcmp(algo[0], "node_dissem") && !strcmp(algo[1], "node_dissem");
+    char detail[256];
+    snprintf(detail, sizeof detail, "%ld of %d calls in the direct kernel (%s, %s), results %s",
+             kruns, 2 * REPS, algo[0] ? algo[0] : "?", algo[1] ? algo[1] : "?",
+             bad ? "DIFFERENT from native" : "equal to native");
+    if (rank == 0) printf("alternating Allreduce 1 / %d ints: %s\n", N, detail);
+    tc_check(MPI_COMM_WORLD, !bad && (!kernel || kruns == 2 * REPS),
+             "alternating Allreduce counts stay kept (one node: both in the kernel)", detail);
+    bad = 0;
+    for (int i = 0; i < 4 * size; i++) {
+        memcpy(out, in, N * sizeof *out);
+        memcpy(ref, in, N * sizeof *ref);
+        convoy_Bcast(out, N, MPI_INT, i % size, MPI_COMM_WORLD);
+        PMPI_Bcast(ref, N, MPI_INT, i % size, MPI_COMM_WORLD);
+        bad |= memcmp(out, ref, N * sizeof *out) != 0;
+    }
+    tc_check(MPI_COMM_WORLD, !bad, "Bcast with rotating roots (kept per root) matches native",
+             "a result differed from native");
+}
+
 static void check_native(int blocking, const int *in, int *out, int *ref)
 {
     setenv("CONVOY_ALLREDUCE_ALGO", "native", 1);
@@ -574,6 +617,7 @@ int main(int argc, char **argv)
     check_round(rank, size, in, out, ref);
     check_settings(in, out);
     check_repeats(rank, size);
+    check_ways(rank, size, one_node, in, out, ref);
     /* Forced to the MPI library, through its nonblocking collective and under
      * CONVOY_NATIVE_BLOCKING=1 its blocking one: kept like Convoy's (no allocation). */
     for (int blocking = 0; blocking < 2; blocking++)
