@@ -61,20 +61,25 @@ static const void *from(unsigned char how, const convoy__call *c, const void *co
     return how == 1 ? c->send : how == 2 ? c->recv : how == 3 ? constant : NULL;
 }
 
+/* The way of a collective's kept calls that holds c, or CONVOY_FAST_WAYS. */
+static int way_of(convoy__fast *ways, const convoy__call *c, int size)
+{
+    int w = 0;
+    while (w < CONVOY_FAST_WAYS &&
+           !(atomic_load_explicit(&ways[w].req, memory_order_acquire) && same(&ways[w], c, size)))
+        w++;
+    return w;
+}
+
 int convoy__fast_try(MPI_Comm comm, const convoy__call *c, int *rc)
 {
     convoy__cstate *cs = convoy__cstate_cached(comm);
     if (!cs) return 0;
-    convoy__fast *f = NULL;
-    convoy_request r = NULL;
-    int w = 0;
-    for (; w < CONVOY_FAST_WAYS; w++) {
-        f = &cs->fast[c->coll][w];
-        r = atomic_load_explicit(&f->req, memory_order_acquire);
-        if (r && same(f, c, cs->topo.size)) break;
-    }
-    if (w == CONVOY_FAST_WAYS || f->barrier_n != cs->barrier_n || f->gen != convoy__config_gen())
-        return 0;
+    const int w = way_of(cs->fast[c->coll], c, cs->topo.size);
+    if (w == CONVOY_FAST_WAYS) return 0;
+    convoy__fast *f = &cs->fast[c->coll][w];
+    convoy_request r = atomic_load_explicit(&f->req, memory_order_acquire);
+    if (f->barrier_n != cs->barrier_n || f->gen != convoy__config_gen()) return 0;
     cs->fast_last[c->coll] = (unsigned char)w;
     if (f->direct) {
         /* The MPI library's blocking collective, and nothing else: no start, wait or
@@ -160,9 +165,7 @@ int convoy__fast_keep(convoy_request r, const convoy__call *c)
     /* The way: the one holding this call (kept under older settings), else an empty one,
      * else the next in turn. A large request is kept alone. */
     convoy__fast *ways = cs->fast[c->coll];
-    int w = 0;
-    while (w < CONVOY_FAST_WAYS && !(atomic_load(&ways[w].req) && same(&ways[w], c, size)))
-        w++;
+    int w = way_of(ways, c, size);
     for (int e = 0; w == CONVOY_FAST_WAYS && e < CONVOY_FAST_WAYS; e++)
         if (!atomic_load(&ways[e].req)) w = e;
     if (w == CONVOY_FAST_WAYS) w = cs->fast_next[c->coll]++ % CONVOY_FAST_WAYS;

@@ -104,6 +104,17 @@ static void cache_put(const convoy__machine *m)
     pthread_mutex_unlock(&cache_lock);
 }
 
+/* Completes n requests the way Convoy's executor does (testing under its wait policy). */
+static int complete(int n, MPI_Request *q)
+{
+    if (convoy__plat_blocking_waits()) return PMPI_Waitall(n, q, MPI_STATUSES_IGNORE);
+    unsigned iter = 0;
+    int done = 0, rc;
+    while (!(rc = PMPI_Testall(n, q, &done, MPI_STATUSES_IGNORE)) && !done)
+        convoy__backoff(&iter);
+    return rc;
+}
+
 /* One message: blocking (the MPI library's path), or as Convoy's executor moves it (exec). */
 static int message(int send, MPI_Comm comm, int peer, char *buf, int bytes, int exec)
 {
@@ -113,12 +124,7 @@ static int message(int send, MPI_Comm comm, int peer, char *buf, int bytes, int 
     MPI_Request q;
     int rc = send ? PMPI_Isend(buf, bytes, MPI_BYTE, peer, 0, comm, &q)
                   : PMPI_Irecv(buf, bytes, MPI_BYTE, peer, 0, comm, &q);
-    if (rc || convoy__plat_blocking_waits()) return rc ? rc : PMPI_Wait(&q, MPI_STATUS_IGNORE);
-    unsigned iter = 0;
-    int done = 0;
-    while (!(rc = PMPI_Test(&q, &done, MPI_STATUS_IGNORE)) && !done)
-        convoy__backoff(&iter);
-    return rc;
+    return rc ? rc : complete(1, &q);
 }
 
 /* Fastest half round trip of `bytes` between a (pinging) and b (ponging), blocking or on
@@ -137,17 +143,6 @@ static int pingpong_pair(MPI_Comm comm, int rank, int a, int b, char *buf, int b
         if (i >= 2 && t < *best) *best = t; /* the first two warm the path up */
     }
     return MPI_SUCCESS;
-}
-
-/* Completes n requests the way Convoy's executor does (testing under its wait policy). */
-static int complete(int n, MPI_Request *q)
-{
-    if (convoy__plat_blocking_waits()) return PMPI_Waitall(n, q, MPI_STATUSES_IGNORE);
-    unsigned iter = 0;
-    int done = 0, rc;
-    while (!(rc = PMPI_Testall(n, q, &done, MPI_STATUSES_IGNORE)) && !done)
-        convoy__backoff(&iter);
-    return rc;
 }
 
 /* Fastest time of a burst of k messages of `bytes` from a to b, all posted at once (b's
