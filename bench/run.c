@@ -196,11 +196,20 @@ static int validate(bench_job *j, bench_result *res)
                 int len;
                 MPI_Error_string(cls, es, &len);
                 bench_progress_clear(x);
-                fprintf(stderr,
-                        "convoy-bench: %s '%s' (dist %s, count %lld) returned an error "
-                        "on %d of %d ranks: %s%s\n",
-                        j->what, algo, c->dist, (long long)c->count, nerr, x->size, es,
-                        pass < 0 ? "" : "; not measured");
+                /* A forced Convoy algorithm that does not apply to this communicator or
+                 * count answers MPI_ERR_ARG (CONVOY_ALGO_STRICT, which convoy-bench sets). */
+                const int forced = strcmp(algo, "native") != 0 && strcmp(algo, "auto") != 0;
+                if (forced && cls == MPI_ERR_ARG && nerr == x->size)
+                    fprintf(stderr,
+                            "convoy-bench: %s '%s' (dist %s, count %lld) does not apply here "
+                            "(MPI_ERR_ARG under CONVOY_ALGO_STRICT); n/a\n",
+                            j->what, algo, c->dist, (long long)c->count);
+                else
+                    fprintf(stderr,
+                            "convoy-bench: %s '%s' (dist %s, count %lld) returned an error "
+                            "on %d of %d ranks: %s%s\n",
+                            j->what, algo, c->dist, (long long)c->count, nerr, x->size, es,
+                            pass < 0 ? "" : "; not measured");
                 verdict[0] = verdict[1] = 0;
             } else if (nbad) {
                 report_mismatch(j, algo, all);
