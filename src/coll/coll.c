@@ -44,6 +44,26 @@ double convoy__posted_cost(const convoy__machine *m, int k, double bytes)
     return m->alpha + m->beta * bytes + (k - 1) * convoy__gap(m, bytes);
 }
 
+double convoy__round_cost(const convoy__machine *m, int q, int off, double bytes)
+{
+    const convoy__machine l = convoy__machine_levels(m);
+    if (off <= 0) return l.alpha_node + q * l.beta_node * bytes;
+    const double each = q * l.beta, lanes = off * l.beta_nic;
+    return l.alpha + (each > lanes ? each : lanes) * bytes;
+}
+
+int convoy__round_off_shift(const convoy__topo *t, int64_t d, int n)
+{
+    const int P = t->size, n0 = t->node_of[0];
+    int off = 0;
+    for (int j = t->node_first[n0]; j < t->node_first[n0 + 1]; j++) {
+        const int r = t->members[j];
+        for (int i = 1; i <= n; i++)
+            off += t->node_of[(r + (int64_t)i * d) % P] != n0;
+    }
+    return off;
+}
+
 double convoy__exchange_cost(const convoy__machine *m, int k, double bytes)
 {
     if (k <= 0) return 0;

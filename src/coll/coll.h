@@ -200,6 +200,16 @@ int convoy__log2_floor(int64_t v);
  * bytes), as the latencies overlap (a linear scatter or gather, the sends of a tree node
  * to its children). 0 for k <= 0. */
 double convoy__posted_cost(const convoy__machine *m, int k, double bytes);
+/* A round of a flat algorithm in which every process sends q messages of `bytes` at once
+ * (papers/004 §2, the lane-aware model): `off` of the messages of rank 0's node's
+ * processes leave the node. None: the node's alpha and beta. Some: alpha, and per byte
+ * each process's q times beta or the node's lanes carrying the off messages (off *
+ * beta_nic), whichever is slower. Rank 0's node stands for all (every rank computes the
+ * same cost). Returns the round's latency plus its bytes' time, without reductions. */
+double convoy__round_cost(const convoy__machine *m, int q, int off, double bytes);
+/* How many messages of rank 0's node leave it in a round where each of its processes r
+ * sends to ranks (r + i d) mod P for i = 1..n (a dissemination round at distance d). */
+int convoy__round_off_shift(const convoy__topo *t, int64_t d, int n);
 /* Cost of an exchange in which one process sends k messages of `bytes` and receives k,
  * all posted at once: one whole message and, for each further pair, the exchange gap
  * (convoy__xgap: the process's own work for a send and a receive); where that is not

@@ -54,9 +54,10 @@
  * and reductions, plus one reduction per piece after a take-out boundary. Modelled as
  * alpha (1 + (q - 1)/4) + q (beta + gamma) bytes for a round of q concurrent messages
  * (my assumption: a further message in flight costs a quarter of a latency of injection
- * overhead); n in 1..7 (the paper's range, at most P - 1) with the lowest predicted time,
- * the smallest on ties, unless CONVOY_DISSEM_N forces it (clamped to P - 1). For small
- * vectors: every round moves the whole vector.
+ * overhead), each round's bytes at the level its distances reach (lane-aware, as
+ * recursive doubling's: convoy__round_cost); n in 1..7 (the paper's range, at most P - 1) with the
+ * lowest predicted time, the smallest on ties, unless CONVOY_DISSEM_N forces it (clamped to P - 1).
+ * For small vectors: every round moves the whole vector.
  *
  * Restrictions: commutative operations (each rank combines in its own order); the
  * registry line declares neither CONVOY_ALGO_NONCOMMUTATIVE nor CONVOY_ALGO_REPRODUCIBLE
@@ -272,12 +273,22 @@ void convoy__dissem_plan_describe(const convoy__dissem_plan *pl, char *buf, size
              (long long)pl->n * (pl->k > 0 ? pl->k - 1 : 0) + pl->nwin);
 }
 
-static double plan_cost(const convoy__dissem_plan *pl, double bytes, const convoy__machine *mc)
+static double plan_cost(const convoy__dissem_plan *pl, double bytes, const convoy__machine *mc,
+                        const convoy__topo *topo)
 {
     if (pl->P <= 1) return 0;
-    const double per = (mc->beta + mc->gamma) * bytes;
-    double t = (pl->k - 1) * (mc->alpha * (1 + (pl->n - 1) / 4.0) + pl->n * per);
-    if (pl->nwin) t += mc->alpha * (1 + (pl->nwin - 1) / 4.0) + pl->nwin * per;
+    /* Round j's n messages go (n+1)^j ranks and multiples away, the last round's windows
+     * beyond m = (n+1)^(k-1) (as the standard pattern's next round would): their bytes at
+     * the level those distances reach from rank 0's node (convoy__round_cost). */
+    double t = 0;
+    int64_t d = 1;
+    for (int j = 0; j < pl->k - 1; j++, d *= pl->n + 1)
+        t += convoy__round_cost(mc, pl->n, convoy__round_off_shift(topo, d, pl->n), bytes) +
+             mc->alpha * (pl->n - 1) / 4.0 + pl->n * mc->gamma * bytes;
+    if (pl->nwin)
+        t += convoy__round_cost(mc, pl->nwin, convoy__round_off_shift(topo, pl->m, pl->nwin),
+                                bytes) +
+             mc->alpha * (pl->nwin - 1) / 4.0 + pl->nwin * mc->gamma * bytes;
     return t + (double)pl->extra * mc->gamma * bytes;
 }
 
@@ -297,7 +308,7 @@ int convoy__allreduce_dissem_n(const convoy__args *a, int *forced)
     for (int n = 1; n <= MAX_N && n <= P - 1; n++) {
         convoy__dissem_plan pl;
         convoy__dissem_plan_make(P, n, a->idempotent, &pl);
-        double t = plan_cost(&pl, bytes, &a->machine);
+        double t = plan_cost(&pl, bytes, &a->machine, a->topo);
         if (n == 1 || t < best_t) {
             best = n;
             best_t = t;
@@ -491,7 +502,7 @@ double convoy__allreduce_dissem_cost(const convoy__args *a, const convoy__machin
 {
     convoy__dissem_plan pl;
     convoy__allreduce_dissem_plan(a, &pl);
-    return plan_cost(&pl, (double)a->count * (double)a->rtype.size, m);
+    return plan_cost(&pl, (double)a->count * (double)a->rtype.size, m, a->topo);
 }
 
 void convoy__allreduce_dissem_explain(const convoy__args *a, char *buf, size_t len)

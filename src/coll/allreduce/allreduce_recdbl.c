@@ -11,13 +11,25 @@
  *
  * Cost: log2(p') (alpha + beta n + gamma n), plus 2 (alpha + beta n) + gamma n if p is
  * not a power of two; log2(p') rounds, + 2 with the fold. Latency-optimal, not
- * bandwidth-optimal: for small vectors.
+ * bandwidth-optimal: for small vectors. Lane-aware (papers/004 §2, convoy__round_cost): a
+ * round whose partners share a node costs the node's alpha and beta; one whose partners
+ * are on other nodes has every process of a node sending across at once, so its bytes go
+ * at the node's lanes' rate where that is the slower (at np 4 as 2 x 2 on 2 cores, 10000
+ * ints: the flat model predicted 16-26 us against node_dissem's 16-21, ran 50-137 against
+ * 35-46, and was chosen in 3 of 5 runs).
  *
  * Every combination joins two adjacent rank intervals with the lower one as the first
  * operand, so non-commutative operations are fine, and every rank performs the same
  * combinations in the same order: all ranks get bitwise identical results.
  */
 #include "coll/coll.h"
+
+/* Rank of the process with index v among the p' that stay after the fold (rem folded
+ * pairs: the odd one of each stays). */
+static int kept_rank(int v, int rem)
+{
+    return v < rem ? 2 * v + 1 : v + rem;
+}
 
 int convoy__allreduce_recdbl(const convoy__args *a, convoy__schedule *s)
 {
@@ -55,7 +67,7 @@ int convoy__allreduce_recdbl(const convoy__args *a, convoy__schedule *s)
     const int me = r < 2 * rem ? r / 2 : r - rem;
     int tmp_free = last; /* tmp may be overwritten once this step is done */
     for (int mask = 1; mask < pp; mask <<= 1, tag++) {
-        const int np = me ^ mask, peer = np < rem ? np * 2 + 1 : np + rem;
+        const int peer = kept_rank(me ^ mask, rem);
         int snd = convoy__add_send(s, CONVOY_COMM_ALL, peer, tag, mine, CONVOY_DEP(last));
         int rcv = convoy__add_recv(s, CONVOY_COMM_ALL, peer, tag, tmp, CONVOY_DEP(tmp_free));
         int deps[2] = {snd, rcv};
@@ -74,12 +86,23 @@ int convoy__allreduce_recdbl(const convoy__args *a, convoy__schedule *s)
 
 double convoy__allreduce_recdbl_cost(const convoy__args *a, const convoy__machine *m)
 {
-    const int p = a->topo->size;
+    const convoy__topo *t = a->topo;
+    const int p = t->size, n0 = t->node_of[0];
     const double bytes = (double)(a->count * a->rtype.size);
     int pp = 1;
     while (pp * 2 <= p)
         pp *= 2;
-    double t = convoy__log2_floor(pp) * (m->alpha + (m->beta + m->gamma) * bytes);
-    if (p > pp) t += 2 * (m->alpha + m->beta * bytes) + m->gamma * bytes;
-    return t;
+    const int rem = p - pp;
+    double time = 0;
+    for (int d = 1; d < pp; d *= 2) {
+        /* The round's messages that leave rank 0's node (coll.h, convoy__round_cost). */
+        int off = 0;
+        for (int j = t->node_first[n0]; j < t->node_first[n0 + 1]; j++) {
+            const int r = t->members[j], v = r < 2 * rem ? (r % 2 ? r / 2 : -1) : r - rem;
+            off += v >= 0 && t->node_of[kept_rank(v ^ d, rem)] != n0;
+        }
+        time += convoy__round_cost(m, 1, off, bytes) + m->gamma * bytes;
+    }
+    if (p > pp) time += 2 * (m->alpha + m->beta * bytes) + m->gamma * bytes;
+    return time;
 }
