@@ -39,7 +39,13 @@
  *    segment (no READ step in rank 0's schedule), reads at 200 GB/s take the single copy,
  *    an unmeasured rate keeps the segment, and CONVOY_*_CMA_MIN=0 forces it;
  *  - Allreduce node_ring's slots: by default as many as a node has processes, and the
- *    model's node sums M / S times dearer where fewer are forced (by hand, 4 x 8).
+ *    model's node sums M / S times dearer where fewer are forced (by hand, 4 x 8);
+ *  - Allreduce recdbl and dissem cost each round at its level (convoy__round_cost): on 2 x 2,
+ *    1000 ints, recdbl's distance-1 round stays in the node (alpha_node, beta_node) and its
+ *    distance-2 round has both processes of a node sending across (the lanes' 2 beta_nic
+ *    where that exceeds beta); on 3 x 2 the fold's survivors (ranks 1, 3, 4, 5) cross
+ *    nodes at both distances, one process of rank 0's node each (beta); dissem with n = 1
+ *    on 2 x 2: one off-node message at distance 1, both at distance 2.
  */
 #include <math.h>
 #include <stdio.h>
@@ -509,6 +515,42 @@ static void node_ring_slots_by_hand(void)
     convoy__topo_free(&t);
 }
 
+static void lane_aware_rounds_by_hand(void)
+{
+    const convoy__machine m = {.alpha = 2e-6,
+                               .beta = 1e-10,
+                               .gamma = 2e-10,
+                               .alpha_node = 1e-6,
+                               .beta_node = 5e-11,
+                               .beta_nic = 1e-10};
+    const double b = 4000, red = m.gamma * b, node = m.alpha_node + m.beta_node * b,
+                 one = m.alpha + m.beta * b, lanes2 = m.alpha + 2 * m.beta_nic * b;
+    convoy__topo t;
+    make_topo(&t, 2, 2);
+    convoy__args a = make_args(CONVOY_COLL_ALLREDUCE, &t, 1000, &m);
+    double c = convoy__allreduce_recdbl_cost(&a, &m), h = node + red + lanes2 + red;
+    EXPECT(fabs(c - h) < 1e-15, "recdbl 2 x 2, 1000 ints: %.4f us, by hand %.4f us", 1e6 * c,
+           1e6 * h);
+    snprintf(a.params[0].name, sizeof a.params[0].name, "CONVOY_DISSEM_N");
+    a.params[0].value = 1;
+    a.nparams = 1;
+    convoy__dissem_plan pl;
+    convoy__allreduce_dissem_plan(&a, &pl);
+    c = convoy__allreduce_dissem_cost(&a, &m), h = one + red + lanes2 + red;
+    EXPECT(pl.n == 1 && pl.k == 2 && pl.m == 2 && pl.nwin == 1 && pl.extra == 0 &&
+               fabs(c - h) < 1e-15,
+           "dissem n = 1 on 2 x 2, 1000 ints (plan n %d k %d m %lld windows %d extra %lld): "
+           "%.4f us, by hand %.4f us",
+           pl.n, pl.k, (long long)pl.m, pl.nwin, (long long)pl.extra, 1e6 * c, 1e6 * h);
+    convoy__topo_free(&t);
+    make_topo(&t, 3, 2);
+    a = make_args(CONVOY_COLL_ALLREDUCE, &t, 1000, &m);
+    c = convoy__allreduce_recdbl_cost(&a, &m), h = 2 * (one + red) + 2 * one + red;
+    EXPECT(fabs(c - h) < 1e-15, "recdbl 3 x 2 (a fold), 1000 ints: %.4f us, by hand %.4f us",
+           1e6 * c, 1e6 * h);
+    convoy__topo_free(&t);
+}
+
 /* Where the setup measured the gaps (coll.h): the simulated Hydra's figures (SMPI charges
  * each send 0.5 us + 0.125 ns/B on its sender and each receive as much on its receiver).
  *  - k messages posted at once: one whole message and k - 1 gaps, alpha + beta b + (k - 1)
@@ -615,6 +657,7 @@ int main(void)
     binomial_bcast_by_hand();
     posted_at_once_by_hand();
     node_ring_slots_by_hand();
+    lane_aware_rounds_by_hand();
     measured_gaps_by_hand();
     return unit_done();
 }
