@@ -55,9 +55,9 @@
  * alpha (1 + (q - 1)/4) + q (beta + gamma) bytes for a round of q concurrent messages
  * (my assumption: a further message in flight costs a quarter of a latency of injection
  * overhead), each round's bytes at the level its distances reach (lane-aware, as
- * recursive doubling's: convoy__round_cost); n in 1..7 (the paper's range, at most P - 1) with the
- * lowest predicted time, the smallest on ties, unless CONVOY_DISSEM_N forces it (clamped to P - 1).
- * For small vectors: every round moves the whole vector.
+ * recursive doubling's: convoy__round_cost); n in 1..7 (the paper's range, at most
+ * P - 1) with the lowest predicted time, the smallest on ties, unless CONVOY_DISSEM_N
+ * forces it (clamped to P - 1). For small vectors: every round moves the whole vector.
  *
  * Restrictions: commutative operations (each rank combines in its own order); the
  * registry line declares neither CONVOY_ALGO_NONCOMMUTATIVE nor CONVOY_ALGO_REPRODUCIBLE

@@ -24,8 +24,13 @@
  */
 #include "coll/coll.h"
 
-/* Rank of the process with index v among the p' that stay after the fold (rem folded
- * pairs: the odd one of each stays). */
+/* After the fold (rem pairs, the odd one of each stays): the index among the p' that stay
+ * of rank r (-1: folded away), and the rank of index v. */
+static int kept_index(int r, int rem)
+{
+    return r < 2 * rem ? (r % 2 ? r / 2 : -1) : r - rem;
+}
+
 static int kept_rank(int v, int rem)
 {
     return v < rem ? 2 * v + 1 : v + rem;
@@ -64,7 +69,7 @@ int convoy__allreduce_recdbl(const convoy__args *a, convoy__schedule *s)
         last = convoy__add_reduce(s, tmp, mine, last >= 0 ? 2 : 1, deps);
     }
     tag++;
-    const int me = r < 2 * rem ? r / 2 : r - rem;
+    const int me = kept_index(r, rem);
     int tmp_free = last; /* tmp may be overwritten once this step is done */
     for (int mask = 1; mask < pp; mask <<= 1, tag++) {
         const int peer = kept_rank(me ^ mask, rem);
@@ -98,7 +103,7 @@ double convoy__allreduce_recdbl_cost(const convoy__args *a, const convoy__machin
         /* The round's messages that leave rank 0's node (coll.h, convoy__round_cost). */
         int off = 0;
         for (int j = t->node_first[n0]; j < t->node_first[n0 + 1]; j++) {
-            const int r = t->members[j], v = r < 2 * rem ? (r % 2 ? r / 2 : -1) : r - rem;
+            const int v = kept_index(t->members[j], rem);
             off += v >= 0 && t->node_of[kept_rank(v ^ d, rem)] != n0;
         }
         time += convoy__round_cost(m, 1, off, bytes) + m->gamma * bytes;
