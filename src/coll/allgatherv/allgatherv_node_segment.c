@@ -434,9 +434,17 @@ int convoy__allgatherv_node_segment(const convoy__args *a, convoy__schedule *s)
      * from its send buffer when that is contiguous (readers need not wait for its copy). */
     const int rcontig = contiguous(&a->rtype), from_send = !a->inplace && contiguous(&a->stype);
     if (pl.cma && !rcontig) s->tmp_bytes = pl.total;
+    /* One node in direct mode: this process's own units first, then its reads of the
+     * others' (no slot is reused, so any order is free of waits in a circle). A one-node
+     * schedule runs in step order, and in Q order a process waited for every lower node
+     * rank's unit before it wrote its own: np 2, 1 int each, process 1 stored its unit
+     * and flag only after it had seen process 0's, two cache-line transfers in a row. */
+    const int own_first = nn == 1 && pl.direct && !pl.cma;
     for (int h = 0; h < nn; h++) {
         const int o = origin_of(&pl, j, h);
-        for (int64_t k = cur.qstart[h]; k < cur.qstart[h + 1]; k++) {
+        for (int64_t x = 0; x < (1 + own_first) * (cur.qstart[h + 1] - cur.qstart[h]); x++) {
+            const int64_t n_h = cur.qstart[h + 1] - cur.qstart[h], k = cur.qstart[h] + x % n_h;
+            if (own_first && (writer[k] == me) != (x < n_h)) continue;
             const int64_t i = k - cur.qstart[h];
             const ns_unit *u = &pl.u[pl.ustart[o] + i];
             const int w = writer[k], hd = cur.handler[k];
