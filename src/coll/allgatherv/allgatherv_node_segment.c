@@ -609,16 +609,19 @@ static double plan_cost(const convoy__args *a, const convoy__machine *m, const n
             if ((double)u > msgs) msgs = (double)u;
             if ((double)(pl.total - d) / n > bytes) bytes = (double)(pl.total - d) / n;
         }
-        /* Plus two flag handshakes: the node's writes seen by its readers, and the gate
-         * that releases the segment to the next operation (executor). Single copy: a
-         * process copies only what others hold (no copy into the segment), one system call
-         * (about a flag handshake) per unit, and a third handshake (the readers' done). */
+        /* Plus flag handshakes: the node's writes seen by its readers, and, unless the
+         * schedule alternates halves of the segment (then the next operation starts
+         * without it, as node_dissem's), the gate that releases the segment to the next
+         * operation (executor). Single copy: a process copies only what others hold (no
+         * copy into the segment), one system call (about a flag handshake) per unit, and a
+         * third handshake (the readers' done). */
         const double ppn = t->max_ppn,
                      copied = pl.cma ? (double)pl.total * (ppn - 1) / ppn : (double)pl.total;
+        const int alt = pl.seg_bytes <= a->shm_bytes / 2 / 64 * 64;
         /* Copies at gamma / 2, reads at the measured rate of cross-memory attach. */
         const double per = pl.cma && m->cma > 0 ? m->cma : m->gamma / 2;
         c = m->alpha * msgs + m->beta * bytes + per * copied +
-            (pl.cma ? 3 + (double)pl.nu * (ppn - 1) / ppn : 2) * convoy__flag_cost(m);
+            (pl.cma ? 3 + (double)pl.nu * (ppn - 1) / ppn : 2 - alt) * convoy__flag_cost(m);
     }
     return c;
 }
