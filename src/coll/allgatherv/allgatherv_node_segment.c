@@ -609,15 +609,19 @@ static double plan_cost(const convoy__args *a, const convoy__machine *m, const n
             if ((double)u > msgs) msgs = (double)u;
             if ((double)(pl.total - d) / n > bytes) bytes = (double)(pl.total - d) / n;
         }
-        /* Plus flag handshakes: the node's writes seen by its readers, and, unless the
-         * schedule alternates halves of the segment (then the next operation starts
-         * without it, as node_dissem's), the gate that releases the segment to the next
-         * operation (executor). Single copy: a process copies only what others hold (no
-         * copy into the segment), one system call (about a flag handshake) per unit, and a
-         * third handshake (the readers' done). */
+        /* Plus flag handshakes. One node: the node's writes seen by its readers (all
+         * at once: each process writes first), and, unless the schedule alternates
+         * halves of the segment (then the next operation starts without it, as
+         * node_dissem's), the gate that releases the segment to the next operation
+         * (exec.c). Several nodes: two, the own units' and the remote units' writes seen
+         * by their readers (with one, np 4 as 2 x 2 chose node_segment over direct at
+         * 256 ints, 0.95-1.43 of native against direct's 0.62-0.66). Single copy: a
+         * process copies only what others hold (no copy into the segment), one system
+         * call (about a flag handshake) per unit, and a third handshake (the readers'
+         * done). */
         const double ppn = t->max_ppn,
                      copied = pl.cma ? (double)pl.total * (ppn - 1) / ppn : (double)pl.total;
-        const int alt = pl.seg_bytes <= a->shm_bytes / 2 / 64 * 64;
+        const int alt = pl.nn == 1 && pl.seg_bytes <= a->shm_bytes / 2 / 64 * 64;
         /* Copies at gamma / 2, reads at the measured rate of cross-memory attach. */
         const double per = pl.cma && m->cma > 0 ? m->cma : m->gamma / 2;
         c = m->alpha * msgs + m->beta * bytes + per * copied +
