@@ -54,8 +54,10 @@
  * - Notifications: flag 0 counts a process's writes into the segment (chained, values
  *   only grow); a reader waits for the writer's count to pass the unit. Every process
  *   declares both flags and the segment size, so that the node agrees on them.
- * - One node: only (b) and (e). Nodes of one process: the same steps (the segment is its
- *   staging area in direct mode, unused while streaming). Zero counts make no units.
+ * - One node: only (b) and (e); in direct mode each process writes its own units before
+ *   it reads the others' (own_first below). Nodes of one process: the same steps (the
+ *   segment is its staging area in direct mode, unused while streaming). Zero counts make
+ *   no units.
  *   MPI_IN_PLACE, derived types and any displacements: the own block is first copied into
  *   the receive buffer (rtype), everything else moves in rtype elements, packed (bytes)
  *   in the segment; all messages of one mode use one type slot on both sides.
@@ -442,9 +444,10 @@ int convoy__allgatherv_node_segment(const convoy__args *a, convoy__schedule *s)
     const int own_first = nn == 1 && pl.direct && !pl.cma;
     for (int h = 0; h < nn; h++) {
         const int o = origin_of(&pl, j, h);
-        for (int64_t x = 0; x < (1 + own_first) * (cur.qstart[h + 1] - cur.qstart[h]); x++) {
-            const int64_t n_h = cur.qstart[h + 1] - cur.qstart[h], k = cur.qstart[h] + x % n_h;
-            if (own_first && (writer[k] == me) != (x < n_h)) continue;
+        const int64_t n_h = cur.qstart[h + 1] - cur.qstart[h];
+        for (int64_t x = 0; x < (own_first ? 2 : 1) * n_h; x++) {
+            const int64_t k = cur.qstart[h] + x % n_h;
+            if (own_first && (writer[k] == me) != (x < n_h)) continue; /* own, then others' */
             const int64_t i = k - cur.qstart[h];
             const ns_unit *u = &pl.u[pl.ustart[o] + i];
             const int w = writer[k], hd = cur.handler[k];
