@@ -99,8 +99,12 @@ int main(int argc, char **argv)
             med[v] = x[reps / 2];
             all[v] = med[v];
             const double base = v < NA_ALLREDUCE ? med[NB_BARRIER] : med[NA_ALLREDUCE];
-            printf("%-20s median %.3f us (q1 %.3f, q3 %.3f), %.2f x native\n", names[v],
-                   1e6 * med[v], 1e6 * x[reps / 4], 1e6 * x[3 * reps / 4],
+            double iqm = 0;
+            for (int i = reps / 4; i < 3 * reps / 4; i++)
+                iqm += x[i];
+            iqm /= 3 * reps / 4 - reps / 4;
+            printf("%-20s iqm %.4f median %.3f us (q1 %.3f, q3 %.3f), %.2f x native\n", names[v],
+                   1e6 * iqm, 1e6 * med[v], 1e6 * x[reps / 4], 1e6 * x[3 * reps / 4],
                    v < NA_ALLREDUCE && v != NB_BARRIER
                        ? med[v] / base
                        : (v == NA_CONVOY_ALLREDUCE ? med[v] / base : 1.0));

@@ -310,6 +310,16 @@ int convoy__req_progress(convoy_request r, int *done);
 void convoy__req_free(convoy_request r);
 /* Blocks until done (with backoff and the watchdog). */
 int convoy__req_wait(convoy_request r);
+/* Takes r's segment number in call order (the same on every rank) and notes whether its
+ * operation alternates (alt), as the next one will read it. */
+static inline void convoy__req_seq(convoy_request r, int alt)
+{
+    convoy__cstate *cs = r->cs;
+    r->shm_seq = cs->shm_seq++;
+    r->shm_alt = alt;
+    r->shm_prev_alt = cs->shm_last_alt;
+    cs->shm_last_alt = alt;
+}
 
 /* Arguments and errors (args.c). */
 int convoy__error(MPI_Comm comm, int err); /* raises err on comm's handler, returns it */
@@ -360,11 +370,12 @@ int convoy__fast_try(MPI_Comm comm, const convoy__call *c, int *rc);
 int convoy__fast_keep(convoy_request r, const convoy__call *c);
 /* A kept request's rerun (request.c): start, wait, outcome. */
 int convoy__req_rerun(convoy_request r);
-/* The rerun's parts the direct kernel shares (request.c): the segment number in call order
- * and whether it alternates; the outcome of a finished blocking call (CONVOY_STATS, the
- * communicator's last algorithm); progress of the process's other unfinished requests
- * (nothing when there are none). */
-void convoy__req_take_seq(convoy_request r);
+/* The rerun's parts the direct kernel shares (request.c): whether r's schedule s runs
+ * alternating (s allows it, its data fits half the segment's area, and no CONVOY_CHECK_ARGS
+ * agreement could turn it into a pass on some ranks); the outcome of a finished blocking
+ * call (CONVOY_STATS, the communicator's last algorithm); progress of the process's other
+ * unfinished requests (nothing when there are none). */
+int convoy__req_alternates(convoy_request r, const convoy__schedule *s);
 void convoy__req_note_outcome(convoy_request r);
 void convoy__req_progress_others(void);
 /* The direct kernel (kernel.c): compiles a kept request's schedule if it runs in step

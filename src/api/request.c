@@ -145,22 +145,16 @@ int convoy__req_new(const char *what, MPI_Comm comm, convoy_request *out)
     return MPI_SUCCESS;
 }
 
-/* Takes the request's segment number in call order (the same on every rank) and whether
- * it alternates: its schedule allows it, the data fits half the area, and no
- * CONVOY_CHECK_ARGS agreement could turn it into a pass on some ranks. */
-static void take_seq(convoy_request r, const convoy__schedule *s)
+int convoy__req_alternates(convoy_request r, const convoy__schedule *s)
 {
     convoy__cstate *cs = r->cs;
-    r->shm_seq = cs->shm_seq++;
-    r->shm_alt =
-        s && s->shm_alt && r->nagree == 0 && cs->shm && s->shm_bytes <= convoy__shm_half(cs->shm);
-    r->shm_prev_alt = cs->shm_last_alt;
-    cs->shm_last_alt = r->shm_alt;
+    return s && s->shm_alt && r->nagree == 0 && cs->shm &&
+           s->shm_bytes <= convoy__shm_half(cs->shm);
 }
 
-void convoy__req_take_seq(convoy_request r)
+static void take_seq(convoy_request r, const convoy__schedule *s)
 {
-    take_seq(r, &r->entry->sched);
+    convoy__req_seq(r, convoy__req_alternates(r, s));
 }
 
 static void set_alt(convoy_request r)

@@ -412,6 +412,8 @@ typedef struct convoy__kop {
     uint32_t value;     /* NOTIFY/WAIT: value within the operation */
     int64_t soff, doff; /* COPY/REDUCE: byte offsets from the buffers' bases */
     int64_t n;          /* COPY: bytes; REDUCE: elements of the operation's datatype */
+    int64_t fidx;       /* NOTIFY/WAIT: the flag's word in the segment (convoy__shm_flag_word of the
+                           notifying process), resolved by the process that keeps the call */
 } convoy__kop;
 
 typedef struct convoy__kernel {
@@ -419,6 +421,7 @@ typedef struct convoy__kernel {
     /* The schedule's segment use (as convoy__schedule: the gate, alternation, release). */
     int32_t nflags, shm_alt;
     int64_t shm_bytes;
+    int32_t alt; /* this process runs it alternating (resolved when the call is kept) */
     convoy__kop op[64];
 } convoy__kernel;
 

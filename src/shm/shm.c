@@ -23,20 +23,8 @@
 
 enum {
     LINE = 64,
-    INFO_WORDS = 2, /* after a process's flags: its pid, its probe word */
-    /* Flag 0 (the executor's release flag) has a cache line of its own, the others start
-     * on the next: node peers poll the schedule flags, and a release stored into a line a
-     * peer holds needs the line back first, which stalls the next locked instruction (the
-     * fast path's) for a transfer. Peers read the release line only when their cache of it
-     * (seg->seen) falls short, rarely. */
-    FLAG1_WORD = LINE / 8
+    INFO_WORDS = 2 /* after a process's flags: its pid, its probe word */
 };
-
-/* Word of flag f of node process q, from the start of the flags. */
-static inline int64_t flag_word(const convoy__shm *seg, int q, int f)
-{
-    return (int64_t)q * seg->flag_stride + (f ? FLAG1_WORD - 1 + f : 0);
-}
 
 static atomic_int segments_in_use;
 
@@ -76,7 +64,7 @@ int convoy__shm_create(MPI_Comm node_comm, int64_t bytes, int nflags, convoy__sh
         goto fail;
     }
     seg->flag_stride =
-        (int)(round_up((int64_t)(FLAG1_WORD - 1 + nflags + INFO_WORDS) * 8, LINE) / 8);
+        (int)(round_up((int64_t)(CONVOY_SHM_FLAG1_WORD - 1 + nflags + INFO_WORDS) * 8, LINE) / 8);
     const int64_t flag_bytes = (int64_t)seg->node_size * seg->flag_stride * 8;
     const int64_t share =
         round_up((flag_bytes + bytes + seg->node_size - 1) / seg->node_size, LINE);
@@ -123,7 +111,7 @@ int convoy__shm_free(convoy__shm *seg)
 
 static _Atomic uint64_t *info(const convoy__shm *seg, int node_rank)
 {
-    return seg->flags + flag_word(seg, node_rank, seg->nflags);
+    return seg->flags + convoy__shm_flag_word(seg, node_rank, seg->nflags);
 }
 
 #define PROBE_MAGIC UINT64_C(0x436f6e766f79) /* "Convoy" */
@@ -188,7 +176,7 @@ int convoy__shm_cma_probe(convoy__shm *seg, MPI_Comm node_comm)
 
 void convoy__shm_notify(convoy__shm *seg, int flag, uint64_t value)
 {
-    atomic_store_explicit(&seg->flags[flag_word(seg, seg->node_rank, flag)], value,
+    atomic_store_explicit(&seg->flags[convoy__shm_flag_word(seg, seg->node_rank, flag)], value,
                           memory_order_release);
     convoy__plat_notified();
 }
@@ -200,8 +188,8 @@ int convoy__shm_reached(const convoy__shm *seg, int node_peer, int flag, uint64_
      * x86); a racing thread may store an older value, which only costs a load later. */
     if (flag == 0 && atomic_load_explicit(&seg->seen[node_peer], memory_order_acquire) >= value)
         return 1;
-    const uint64_t v =
-        atomic_load_explicit(&seg->flags[flag_word(seg, node_peer, flag)], memory_order_acquire);
+    const uint64_t v = atomic_load_explicit(
+        &seg->flags[convoy__shm_flag_word(seg, node_peer, flag)], memory_order_acquire);
     /* What the value tells of the peer's release flag: its own (flag 0), or, for a schedule
      * flag of operation k (CONVOY_FLAG_VALUE: k + 1 in the high half), at least k: a process
      * notifies in operation k only after its gate found its own release of operation k - 1

@@ -30,6 +30,19 @@ typedef struct convoy__shm {
     _Atomic uint64_t *seen;
 } convoy__shm;
 
+/* Flag 0 (the executor's release flag) has a cache line of its own, the others start on
+ * the next: node peers poll the schedule flags, and a release stored into a line a peer
+ * holds needs the line back first, which stalls the next locked instruction (the fast
+ * path's) for a transfer. Peers read the release line only when their cache of it
+ * (seg->seen) falls short, rarely. */
+enum { CONVOY_SHM_FLAG1_WORD = 64 / 8 };
+
+/* Word of flag f of node process q, from seg->flags. */
+static inline int64_t convoy__shm_flag_word(const convoy__shm *seg, int q, int f)
+{
+    return (int64_t)q * seg->flag_stride + (f ? CONVOY_SHM_FLAG1_WORD - 1 + f : 0);
+}
+
 /* Half the data area, in whole cache lines: where alternating operations run. */
 static inline int64_t convoy__shm_half(const convoy__shm *seg)
 {
