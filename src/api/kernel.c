@@ -138,9 +138,8 @@ int convoy__kernel_run(convoy_request r)
             if (o->n) memmove(base[o->dbuf] + o->doff, base[o->sbuf] + o->soff, (size_t)o->n);
             break;
         default: /* CONVOY_STEP_REDUCE: dst = src op dst, as the transport's reduce */
-            if (o->n)
-                rc = PMPI_Reduce_local(base[o->sbuf] + o->soff, base[o->dbuf] + o->doff, (int)o->n,
-                                       r->op_type, r->op);
+            rc = convoy__local_reduce(r->tr.local, base[o->sbuf] + o->soff, base[o->dbuf] + o->doff,
+                                      o->n, r->op_type, r->op);
         }
     }
     if (!rc) {

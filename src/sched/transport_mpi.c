@@ -157,7 +157,7 @@ static int reduce(void *ctx, const void *in, void *inout, int64_t count, int tsl
     if (!count_ok(count)) return MPI_ERR_COUNT;
     (void)tslot; /* reductions are on the operation's datatype */
     convoy__plat_charge_reduce(count, m->op_type);
-    return count ? PMPI_Reduce_local(in, inout, (int)count, m->op_type, m->op) : 0;
+    return convoy__local_reduce(m->local, in, inout, count, m->op_type, m->op);
 }
 
 static int notify(void *ctx, int flag, uint64_t value)
@@ -213,6 +213,7 @@ void convoy__mpi_transport_init(convoy__mpi_transport *m, MPI_Comm comm, int tag
     m->comm = comm;
     m->op = op;
     m->op_type = op_type;
+    m->local = convoy__local_op_find(op, op_type);
     m->shm = shm;
     /* Each description is three MPI queries: once per distinct type of the call. */
     describe(m, CONVOY_T_SEND, stype);
