@@ -61,15 +61,9 @@ LOOP(sum_double, double, b + a)
 
 enum { NOPS = 7, NTYPES = 12, PROBE = 24 };
 
-/* The candidates: a named type (its loops by operation, NULL where the library keeps it). */
-typedef struct {
-    MPI_Datatype type;
-    const convoy__local_op *ops;
-} candidate;
-
 static const convoy__local_op float_ops[NOPS] = {sum_float}, double_ops[NOPS] = {sum_double};
 
-/* Per operation and candidate: 0 not tried yet, 1 the loop gives the library's bits, -1 not. */
+/* Per operation and type: 0 not tried yet, 1 the loop gives the library's bits, -1 not. */
 static _Atomic signed char verdict[NOPS][NTYPES];
 
 /* The loop for a signed or unsigned integer type of 4 or 8 bytes. */
@@ -125,6 +119,7 @@ convoy__local_op convoy__local_op_find(MPI_Op op, MPI_Datatype type)
     while (k < NOPS && op != order[k])
         k++;
     if (k == NOPS) return NULL;
+    /* Five signed integer types, five unsigned, float, double. */
     const MPI_Datatype types[NTYPES] = {
         MPI_INT,      MPI_LONG,     MPI_LONG_LONG,     MPI_INT32_T,
         MPI_INT64_T,  MPI_UNSIGNED, MPI_UNSIGNED_LONG, MPI_UNSIGNED_LONG_LONG,
