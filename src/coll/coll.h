@@ -128,14 +128,20 @@ static inline double convoy__shared_cores_bound(const convoy__machine *m, double
  * models count these as the network ones count alpha. At least half a message's alpha:
  * the waiter needs its peer to run, as a message needs its receiver, and where processes
  * share cores (oversubscribed, or a loaded host) that, not the cache line, is the cost,
- * and the measured alpha shows it. Where the setup measured a handshake (m->flag), that:
- * with a core per process it is a cache line's transfer, a fraction of alpha / 2, and
- * where processes share cores the probe pays the peer's scheduling as messages do. */
+ * and the measured alpha shows it. Where the setup measured a handshake (m->flag), that,
+ * with a core per process (a cache line's transfer, a fraction of alpha / 2); where
+ * processes share cores (m->share > 1) not below alpha / 2 either: the probe's best
+ * ping-pong is a moment when both happened to run, which a collective's handshakes, all of
+ * its processes busy, rarely get (np 4 as 2 x 2 on 2 cores: probe 1.2 us, alpha 3.7-6.1; a
+ * 1-int Allreduce `node_dissem`, one message and two handshakes, took 11.8 us against
+ * `dissem`'s one round of messages 6.6, yet was predicted within 10 % of it and chosen
+ * whenever alpha came out high). */
 #define CONVOY_FLAG_COST 2e-7
 static inline double convoy__flag_cost(const convoy__machine *m)
 {
-    if (m->flag > 0) return m->flag;
-    return m->alpha / 2 > CONVOY_FLAG_COST ? m->alpha / 2 : CONVOY_FLAG_COST;
+    const double half = m->alpha / 2 > CONVOY_FLAG_COST ? m->alpha / 2 : CONVOY_FLAG_COST;
+    if (m->flag <= 0) return half;
+    return m->share > 1 && m->flag < half ? half : m->flag;
 }
 
 /* An algorithm parameter, named like its environment override. */
