@@ -80,25 +80,6 @@ static void wait_flag(const convoy__shm *seg, int q, int word, uint64_t v)
     }
 }
 
-/* The gate's test when the seen-release cache already answers it (convoy__shm_reached's
- * first test, inline: a repeated call's gate almost always ends here). */
-static inline int seen(const convoy__shm *seg, int q, uint64_t v)
-{
-    return atomic_load_explicit(&seg->seen[q], memory_order_acquire) >= v;
-}
-
-/* A schedule flag's first look, inline (convoy__shm_reached's load and what it notes of the
- * peer's release): a peer that arrived first costs no call. */
-static inline int arrived(const convoy__shm *seg, int q, int64_t w, uint64_t v)
-{
-    const uint64_t x = atomic_load_explicit(&seg->flags[w], memory_order_acquire);
-    if (x < v) return 0;
-    const uint64_t rel = (x >> 32) - 1; /* v, and so x, has an operation in its high half */
-    if (rel > atomic_load_explicit(&seg->seen[q], memory_order_relaxed))
-        atomic_store_explicit(&seg->seen[q], rel, memory_order_release);
-    return 1;
-}
-
 int convoy__kernel_run(convoy_request r)
 {
     convoy__cstate *cs = r->cs;
@@ -114,7 +95,7 @@ int convoy__kernel_run(convoy_request r)
         const uint64_t gate = convoy__gate_seq(seq, k->alt, r->shm_prev_alt);
         for (int q = 0; q < cs->topo.ppn; q++) {
             const uint64_t v = q == me ? seq : gate;
-            if (!seen(seg, q, v)) wait_flag(seg, q, CONVOY_FLAG_RELEASE, v);
+            if (!convoy__shm_seen(seg, q, v)) wait_flag(seg, q, CONVOY_FLAG_RELEASE, v);
         }
     }
     char *const base[CONVOY_NBUF] = {
@@ -131,7 +112,8 @@ int convoy__kernel_run(convoy_request r)
             atomic_store_explicit(&seg->flags[o->fidx], hi | o->value, memory_order_release);
             break;
         case CONVOY_STEP_WAIT:
-            if (!arrived(seg, o->peer, o->fidx, hi | o->value))
+            /* (a peer that arrived first costs no call) */
+            if (!convoy__shm_reached_word(seg, o->peer, o->word, o->fidx, hi | o->value))
                 wait_flag(seg, o->peer, o->word, hi | o->value);
             break;
         case CONVOY_STEP_COPY:
@@ -145,8 +127,7 @@ int convoy__kernel_run(convoy_request r)
     if (!rc) {
         atomic_store_explicit(&seg->flags[convoy__shm_flag_word(seg, me, CONVOY_FLAG_RELEASE)],
                               seq + 1, memory_order_release);
-        if (!seen(seg, me, seq + 1))
-            atomic_store_explicit(&seg->seen[me], seq + 1, memory_order_release);
+        convoy__shm_note_release(seg, me, seq + 1);
     }
     convoy__req_note_outcome(r);
     runs++;

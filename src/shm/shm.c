@@ -183,22 +183,9 @@ void convoy__shm_notify(convoy__shm *seg, int flag, uint64_t value)
 
 int convoy__shm_reached(const convoy__shm *seg, int node_peer, int flag, uint64_t value)
 {
-    /* The release flag: a value this process saw before may already do. Acquire and release
-     * on the cache chain the peer's release to every thread that uses it (plain moves on
-     * x86); a racing thread may store an older value, which only costs a load later. */
-    if (flag == 0 && atomic_load_explicit(&seg->seen[node_peer], memory_order_acquire) >= value)
-        return 1;
-    const uint64_t v = atomic_load_explicit(
-        &seg->flags[convoy__shm_flag_word(seg, node_peer, flag)], memory_order_acquire);
-    /* What the value tells of the peer's release flag: its own (flag 0), or, for a schedule
-     * flag of operation k (CONVOY_FLAG_VALUE: k + 1 in the high half), at least k: a process
-     * notifies in operation k only after its gate found its own release of operation k - 1
-     * (exec.c), and this acquire orders us after that store. So a small collective that
-     * waited for every node peer in the last operation needs no load at the next gate. */
-    const uint64_t rel = flag == 0 ? v : v >> 32 ? (v >> 32) - 1 : 0;
-    if (rel > atomic_load_explicit(&seg->seen[node_peer], memory_order_relaxed))
-        atomic_store_explicit(&seg->seen[node_peer], rel, memory_order_release);
-    return v >= value;
+    if (flag == 0 && convoy__shm_seen(seg, node_peer, value)) return 1;
+    return convoy__shm_reached_word(seg, node_peer, flag,
+                                    convoy__shm_flag_word(seg, node_peer, flag), value);
 }
 
 /* The wait policy (see shm.h): polls before yielding, polls before sleeping. Set at each

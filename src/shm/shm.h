@@ -43,6 +43,36 @@ static inline int64_t convoy__shm_flag_word(const convoy__shm *seg, int q, int f
     return (int64_t)q * seg->flag_stride + (f ? CONVOY_SHM_FLAG1_WORD - 1 + f : 0);
 }
 
+/* The seen-release cache (seg->seen): whether a value of node process q's release flag this
+ * process read before already reaches v (then a gate loads nothing). Acquire and release
+ * on the cache chain the peer's release to every thread that uses it (plain moves on x86);
+ * a racing thread may store an older value, which only costs a load later. */
+static inline int convoy__shm_seen(const convoy__shm *seg, int q, uint64_t v)
+{
+    return atomic_load_explicit(&seg->seen[q], memory_order_acquire) >= v;
+}
+
+/* Notes that node process q's release flag has reached rel. */
+static inline void convoy__shm_note_release(const convoy__shm *seg, int q, uint64_t rel)
+{
+    if (rel > atomic_load_explicit(&seg->seen[q], memory_order_relaxed))
+        atomic_store_explicit(&seg->seen[q], rel, memory_order_release);
+}
+
+/* Whether flag f of node process q, at word w (convoy__shm_flag_word), has reached v; one
+ * load, and what the value tells of q's release flag is noted: its own (flag 0), or, for a
+ * schedule flag of operation k (CONVOY_FLAG_VALUE: k + 1 in the high half), at least k: a
+ * process notifies in operation k only after its gate found its own release of operation
+ * k - 1 (exec.c), and this acquire orders us after that store. So a small collective that
+ * waited for every node peer in the last operation needs no load at the next gate. */
+static inline int convoy__shm_reached_word(const convoy__shm *seg, int q, int f, int64_t w,
+                                           uint64_t v)
+{
+    const uint64_t x = atomic_load_explicit(&seg->flags[w], memory_order_acquire);
+    convoy__shm_note_release(seg, q, f == 0 ? x : x >> 32 ? (x >> 32) - 1 : 0);
+    return x >= v;
+}
+
 /* Half the data area, in whole cache lines: where alternating operations run. */
 static inline int64_t convoy__shm_half(const convoy__shm *seg)
 {

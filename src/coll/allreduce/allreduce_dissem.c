@@ -273,22 +273,27 @@ void convoy__dissem_plan_describe(const convoy__dissem_plan *pl, char *buf, size
              (long long)pl->n * (pl->k > 0 ? pl->k - 1 : 0) + pl->nwin);
 }
 
+/* A round of q concurrent messages to distances d, 2 d, ..., q d: its latency and bytes at
+ * the level those distances reach from rank 0's node (convoy__round_cost), a quarter
+ * latency per further message, and the q reductions. */
+static double round_time(const convoy__machine *mc, const convoy__topo *topo, int q, int64_t d,
+                         double bytes)
+{
+    return convoy__round_cost(mc, q, convoy__round_off_shift(topo, d, q), bytes) +
+           mc->alpha * (q - 1) / 4.0 + q * mc->gamma * bytes;
+}
+
 static double plan_cost(const convoy__dissem_plan *pl, double bytes, const convoy__machine *mc,
                         const convoy__topo *topo)
 {
     if (pl->P <= 1) return 0;
     /* Round j's n messages go (n+1)^j ranks and multiples away, the last round's windows
-     * beyond m = (n+1)^(k-1) (as the standard pattern's next round would): their bytes at
-     * the level those distances reach from rank 0's node (convoy__round_cost). */
+     * beyond m = (n+1)^(k-1) (as the standard pattern's next round would). */
     double t = 0;
     int64_t d = 1;
     for (int j = 0; j < pl->k - 1; j++, d *= pl->n + 1)
-        t += convoy__round_cost(mc, pl->n, convoy__round_off_shift(topo, d, pl->n), bytes) +
-             mc->alpha * (pl->n - 1) / 4.0 + pl->n * mc->gamma * bytes;
-    if (pl->nwin)
-        t += convoy__round_cost(mc, pl->nwin, convoy__round_off_shift(topo, pl->m, pl->nwin),
-                                bytes) +
-             mc->alpha * (pl->nwin - 1) / 4.0 + pl->nwin * mc->gamma * bytes;
+        t += round_time(mc, topo, pl->n, d, bytes);
+    if (pl->nwin) t += round_time(mc, topo, pl->nwin, pl->m, bytes);
     return t + (double)pl->extra * mc->gamma * bytes;
 }
 
