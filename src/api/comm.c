@@ -548,11 +548,7 @@ const char *convoy__comm_last_algo(MPI_Comm comm)
     if (comm_keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL ||
         PMPI_Comm_get_attr(comm, comm_keyval, &attr, &found) || !found)
         return NULL;
-    convoy__cstate *cs = attr;
-    pthread_mutex_lock(&cs->lock);
-    const char *name = cs->last_algo;
-    pthread_mutex_unlock(&cs->lock);
-    return name;
+    return atomic_load_explicit(&((convoy__cstate *)attr)->last_algo, memory_order_relaxed);
 }
 
 int convoy__comm_machine(MPI_Comm comm, convoy__machine *m, const char **how)

@@ -53,9 +53,6 @@ static int same(const convoy__fast *f, const convoy__call *c, int size)
            (!c->v2 || memcmp(f->vec + (c->v1 ? size : 0), c->v2, n) == 0);
 }
 
-/* What a communicator's last_algo says of the MPI library's calls (request.c's name). */
-static const char *const native_name = "native";
-
 static const void *from(unsigned char how, const convoy__call *c, const void *constant)
 {
     return how == 1 ? c->send : how == 2 ? c->recv : how == 3 ? constant : NULL;
@@ -90,12 +87,7 @@ int convoy__fast_try(MPI_Comm comm, const convoy__call *c, int *rc)
         r->recvbuf = (void *)from(f->recv_from, c, f->recv_const);
         *rc = r->native_start(r);
         convoy__last_native(r->native_why);
-        if (cs->last_algo != native_name &&
-            (!cs->last_algo || strcmp(cs->last_algo, native_name) != 0)) {
-            pthread_mutex_lock(&cs->lock);
-            cs->last_algo = native_name;
-            pthread_mutex_unlock(&cs->lock);
-        }
+        convoy__cstate_note_algo(cs, convoy__native_name);
         return 1;
     }
     /* Taken out of its way while it runs: a second thread that calls on this communicator

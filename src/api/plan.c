@@ -170,12 +170,7 @@ static int memo_hit(convoy_request r, convoy__args *a)
     memcpy(a->params, mo->params, sizeof a->params);
     /* The memo holds a reference: the entry cannot be evicted, so no lock is needed. */
     if (mo->entry) atomic_fetch_add(&mo->entry->refs, 1);
-    const char *name = mo->algo ? mo->algo->name : "native";
-    if (r->cs->last_algo != name) {
-        pthread_mutex_lock(&r->cs->lock);
-        r->cs->last_algo = name;
-        pthread_mutex_unlock(&r->cs->lock);
-    }
+    convoy__cstate_note_algo(r->cs, mo->algo ? mo->algo->name : convoy__native_name);
     r->algo = mo->algo;
     r->native_why = mo->native_why;
     r->entry = mo->entry;
@@ -283,9 +278,7 @@ static int plan_full(convoy_request r, convoy__args *a)
     }
     if (!al && !r->native_why) r->native_why = forced ? "forced" : "no_algorithm";
     r->algo = al;
-    pthread_mutex_lock(&r->cs->lock);
-    r->cs->last_algo = al ? al->name : "native";
-    pthread_mutex_unlock(&r->cs->lock);
+    convoy__cstate_note_algo(r->cs, al ? al->name : convoy__native_name);
     if (r->cfg.verbose && a->topo->rank == 0) {
         /* The lane levels as the cost models use them (unmeasured: the flat values). */
         const convoy__machine lv = convoy__machine_levels(&m);

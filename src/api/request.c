@@ -223,6 +223,8 @@ int convoy__req_route(convoy_request r, int mode)
     return MPI_SUCCESS;
 }
 
+const char convoy__native_name[] = "native";
+
 static CONVOY_TLS_FAST const convoy__algo *last_algo;
 static CONVOY_TLS_FAST const char *last_why;
 
@@ -364,12 +366,7 @@ void convoy__req_note_outcome(convoy_request r)
 {
     convoy__cstate *cs = r->cs;
     convoy__req_outcome(r, &last_algo, &last_why);
-    const char *name = r->algo && !r->native ? r->algo->name : "native";
-    if (cs->last_algo != name) {
-        pthread_mutex_lock(&cs->lock);
-        cs->last_algo = name;
-        pthread_mutex_unlock(&cs->lock);
-    }
+    convoy__cstate_note_algo(cs, r->algo && !r->native ? r->algo->name : convoy__native_name);
 }
 
 /* One step of progress on r, whose lock the caller holds. On completion the outcome is
