@@ -113,10 +113,10 @@ double convoy__xgap(const convoy__machine *m, double bytes);
  * waited for has been scheduled, which the measured alpha pays (machine.c's probe waits as
  * the executor does, yielding to the other processes). So a pattern whose processes wait
  * w times each on average takes at least share * w * alpha, however its waits overlap on
- * paper: with 4 processes on 2 cores, one round of 3 messages per rank (12 in all) is
- * slower than a fan-in to one rank and a fan-out (6 in all) though it has half the rounds
- * (measured: 1.13 and 1.02 of the MPI library's barrier, src/coll/barrier/barrier_linear.c).
- * 0 where processes have their cores (and with unknown share): the latency models decide. */
+ * paper; messages posted together and waited for at once are one wait (their senders run
+ * side by side): with 4 processes on 2 cores, a fan-in to one rank and a fan-out (two
+ * waits) against one round of 3 messages per rank (one), src/coll/barrier/. 0 where
+ * processes have their cores (and with unknown share): the latency models decide. */
 static inline double convoy__shared_cores_bound(const convoy__machine *m, double waits)
 {
     return m->share > 1 ? m->share * waits * m->alpha : 0;

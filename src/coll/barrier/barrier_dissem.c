@@ -33,10 +33,14 @@
  * minimizes T over n = 1..7 (ties: the smaller n, fewer messages); it depends only on P and
  * the communicator's machine parameters, so every rank chooses the same n.
  * Where processes share cores the algorithm's cost is at least the work bound
- * (convoy__shared_cores_bound in coll.h) of its (k-1) n + m waits per rank, against which
- * the fan-in/fan-out `linear` wins at small P (barrier_linear.c); n is still chosen by T
- * (measured at 4 processes on 2 cores through convoy-bench: n = 3 1.9-2.0, n = 1 2.8 times
- * native, where the bound would prefer n = 1's fewer messages).
+ * (convoy__shared_cores_bound in coll.h) of its k waits per rank: a round's n messages are
+ * waited for together (the kept message path posts them all and waits once, round.c), so
+ * the round is over when its senders have run, which they do side by side. Measured at 4
+ * processes on 2 cores (np 4 as 2 x 2, convoy-bench, idle host, fourteen runs over two
+ * days): one round of 3 messages (n = 3) 0.75-1.02 of the library's barrier and the faster
+ * in ten, the fan-in/fan-out `linear` (barrier_linear.c: two rounds) 0.69-1.06 and 1.04 or
+ * more in eight; with every message counted as a wait of its own (the bound before)
+ * `linear` was chosen. n is still chosen by T.
  * CONVOY_DISSEM_N=k forces n = k; CONVOY_DISSEM_N=auto times n = 1..7 on the communicator's
  * first blocking call (src/api/barrier.c, as in §V) and keeps the fastest. With n >= P - 1
  * it is one round in which every rank sends to all others.
@@ -155,7 +159,9 @@ static double msgs_n(int P, int n)
 double convoy__barrier_dissem_cost(const convoy__args *a, const convoy__machine *m)
 {
     const int P = a->topo->size, n = convoy__barrier_dissem_n(a);
-    const double t = cost_n(P, n, m), w = convoy__shared_cores_bound(m, msgs_n(P, n));
+    int k, last;
+    shape(P, n, &k, &last);
+    const double t = cost_n(P, n, m), w = convoy__shared_cores_bound(m, k);
     return t > w ? t : w;
 }
 

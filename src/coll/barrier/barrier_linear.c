@@ -13,15 +13,17 @@
  * alpha / 4 per extra message, as dissemination's model counts a round's extra messages):
  * T = 2 alpha + 2 (P - 2) alpha / 4. Where processes share cores (convoy__shared_cores_bound)
  * it is at least share * 2 (P - 1) / P * alpha: 2 (P - 1) messages in all, the fewest of
- * any barrier, against P ((k - 1) n + m) for dissemination. Measured at 4 processes on 2
- * cores (2 virtual nodes of 2; a hand-written loop, the slowest rank per repetition,
- * median of 2000-3000, against PMPI_Barrier interleaved; 4 runs, load 5.9-6.2): 1.02-1.03
- * of native, where dissemination with n = 3 (one round) took 1.12-1.13, n = 1 and
- * recursive doubling 1.06-2.06 (two modes), a two-level barrier (flags or messages inside
- * the virtual nodes, one message between them) 1.8-2.0; at 3, 5 and 6 processes 1.01-1.05
- * (dissemination 1.04-1.15). Through Convoy (convoy-bench, np 4 as 2 x 2, 5 runs, load
- * 15-18) 1.02 (1.00-1.05) of native, where dissem had taken 1.09 (1.06-1.12). With a core
- * per process dissemination's log rounds win and this is not chosen.
+ * any barrier. Measured at 4 processes on 2 cores (2 virtual nodes of 2) on a loaded host
+ * (a hand-written loop, the slowest rank per repetition, median of 2000-3000, against
+ * PMPI_Barrier interleaved; 4 runs, load 5.9-6.2): 1.02-1.03 of native, where
+ * dissemination with n = 3 (one round) took 1.12-1.13, n = 1 and recursive doubling
+ * 1.06-2.06 (two modes), a two-level barrier (flags or messages inside the virtual nodes,
+ * one message between them) 1.8-2.0; at 3, 5 and 6 processes 1.01-1.05 (dissemination
+ * 1.04-1.15); through Convoy (convoy-bench, 5 runs, load 15-18) 1.02 (1.00-1.05), dissem
+ * 1.09 (1.06-1.12). On the idle host (fourteen convoy-bench runs) it was the other way
+ * round: this 0.69-1.06 and 1.04 or more in eight, dissem 0.75-1.02, and dissem's one round
+ * of messages waited for at once counts as one wait in its bound (barrier_dissem.c). With a
+ * core per process dissemination's log rounds win and this is not chosen.
  */
 #include "coll/coll.h"
 
