@@ -36,11 +36,11 @@
  * (convoy__shared_cores_bound in coll.h) of its k waits per rank: a round's n messages are
  * waited for together (the kept message path posts them all and waits once, round.c), so
  * the round is over when its senders have run, which they do side by side. Measured at 4
- * processes on 2 cores (np 4 as 2 x 2, convoy-bench, idle host, fourteen runs over two
- * days): one round of 3 messages (n = 3) 0.75-1.02 of the library's barrier and the faster
- * in ten, the fan-in/fan-out `linear` (barrier_linear.c: two rounds) 0.69-1.06 and 1.04 or
- * more in eight; with every message counted as a wait of its own (the bound before)
- * `linear` was chosen. n is still chosen by T.
+ * processes on 2 cores (np 4 as 2 x 2, convoy-bench, idle host, 23 runs over two days):
+ * one round of 3 messages (n = 3) 0.74-1.11 of the library's barrier, 1.04 or more in 2
+ * runs, the faster in 12; the fan-in/fan-out `linear` (barrier_linear.c: two rounds)
+ * 0.67-1.06, 1.04 or more in 10. With every message counted as a wait of its own (the
+ * bound before) `linear` was chosen. n is still chosen by T.
  * CONVOY_DISSEM_N=k forces n = k; CONVOY_DISSEM_N=auto times n = 1..7 on the communicator's
  * first blocking call (src/api/barrier.c, as in §V) and keeps the fastest. With n >= P - 1
  * it is one round in which every rank sends to all others.

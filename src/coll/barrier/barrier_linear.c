@@ -20,9 +20,9 @@
  * 1.06-2.06 (two modes), a two-level barrier (flags or messages inside the virtual nodes,
  * one message between them) 1.8-2.0; at 3, 5 and 6 processes 1.01-1.05 (dissemination
  * 1.04-1.15); through Convoy (convoy-bench, 5 runs, load 15-18) 1.02 (1.00-1.05), dissem
- * 1.09 (1.06-1.12). On the idle host (fourteen convoy-bench runs) it was the other way
- * round: this 0.69-1.06 and 1.04 or more in eight, dissem 0.75-1.02, and dissem's one round
- * of messages waited for at once counts as one wait in its bound (barrier_dissem.c). With a
+ * 1.09 (1.06-1.12). On the idle host (23 convoy-bench runs) the two were as often the
+ * faster, but this was 1.04 or more of native in 10 runs and dissem in 2, and dissem's one
+ * round of messages waited for at once counts as one wait in its bound (barrier_dissem.c). With a
  * core per process dissemination's log rounds win and this is not chosen.
  */
 #include "coll/coll.h"
