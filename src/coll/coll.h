@@ -479,6 +479,8 @@ double convoy__scatter_klane_tree_cost(const convoy__args *a, const convoy__mach
 /* reduce */
 int convoy__reduce_binomial(const convoy__args *a, convoy__schedule *s);
 double convoy__reduce_binomial_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__reduce_linear(const convoy__args *a, convoy__schedule *s);
+double convoy__reduce_linear_cost(const convoy__args *a, const convoy__machine *m);
 int convoy__reduce_rabenseifner(const convoy__args *a, convoy__schedule *s);
 double convoy__reduce_rabenseifner_cost(const convoy__args *a, const convoy__machine *m);
 int convoy__reduce_hier(const convoy__args *a, convoy__schedule *s);
