@@ -427,6 +427,8 @@ double convoy__reduce_scatter_hier_cost(const convoy__args *a, const convoy__mac
  * v-forms run the same builders with the root's counts) */
 int convoy__bcast_binomial(const convoy__args *a, convoy__schedule *s);
 double convoy__bcast_binomial_cost(const convoy__args *a, const convoy__machine *m);
+int convoy__bcast_linear(const convoy__args *a, convoy__schedule *s);
+double convoy__bcast_linear_cost(const convoy__args *a, const convoy__machine *m);
 int convoy__bcast_scatter_allgather(const convoy__args *a, convoy__schedule *s);
 double convoy__bcast_scatter_allgather_cost(const convoy__args *a, const convoy__machine *m);
 int convoy__bcast_lane(const convoy__args *a, convoy__schedule *s);

@@ -194,6 +194,12 @@ const convoy__algo convoy__algos[] = {
      .build = convoy__bcast_binomial,
      .cost = convoy__bcast_binomial_cost,
      .props = CONVOY_ALGO_REPRODUCIBLE | CONVOY_ALGO_BASELINE},
+    /* (After binomial: at 2 processes, one message either way, the costs are equal.) */
+    {.coll = CONVOY_COLL_BCAST,
+     .name = "linear",
+     .build = convoy__bcast_linear,
+     .cost = convoy__bcast_linear_cost,
+     .props = CONVOY_ALGO_REPRODUCIBLE | CONVOY_ALGO_FLAT},
     {.coll = CONVOY_COLL_BCAST,
      .name = "scatter_allgather",
      .build = convoy__bcast_scatter_allgather,
