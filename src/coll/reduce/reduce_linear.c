@@ -37,6 +37,19 @@
 
 enum { TAG_LINEAR = 0 };
 
+/* One vector in the root's scratch, rounded up to 16 bytes so that every slot is aligned. */
+static int64_t vec_bytes(const convoy__args *a)
+{
+    return (a->rtype.true_extent + (a->count - 1) * a->rtype.extent + 15) / 16 * 16;
+}
+
+/* Slot q of the root's scratch. */
+static convoy__region slot(const convoy__args *a, int q)
+{
+    return convoy__reg(CONVOY_BUF_TMP, CONVOY_T_RECV, q * vec_bytes(a) - a->rtype.true_lb,
+                       a->count);
+}
+
 int convoy__reduce_linear(const convoy__args *a, convoy__schedule *s)
 {
     const int p = a->topo->size, r = a->topo->rank, root = a->root;
@@ -52,10 +65,7 @@ int convoy__reduce_linear(const convoy__args *a, convoy__schedule *s)
         if (!a->inplace) convoy__add_copy(s, send, recv, 0, NULL);
         return s->err;
     }
-    /* Slot q of the scratch, vectors rounded up to 16 bytes so that every slot is aligned. */
-    const int64_t vec = (a->rtype.true_extent + (n - 1) * a->rtype.extent + 15) / 16 * 16;
-#define SLOT(q) convoy__reg(CONVOY_BUF_TMP, CONVOY_T_RECV, (q)*vec - a->rtype.true_lb, n)
-    s->tmp_bytes = (p - 1) * vec;
+    s->tmp_bytes = (p - 1) * vec_bytes(a);
     /* The root's input; in place, moved out of the receive buffer first unless it is the
      * rightmost operand, which starts the fold where it is. */
     convoy__region own = a->inplace ? recv : send;
@@ -65,7 +75,7 @@ int convoy__reduce_linear(const convoy__args *a, convoy__schedule *s)
     } else {
         int moved = -1;
         if (a->inplace) {
-            own = SLOT(root);
+            own = slot(a, root);
             moved = convoy__add_copy(s, recv, own, 0, NULL);
         }
         acc = convoy__add_recv(s, CONVOY_COMM_ALL, p - 1, TAG_LINEAR, recv, CONVOY_DEP(moved));
@@ -74,14 +84,13 @@ int convoy__reduce_linear(const convoy__args *a, convoy__schedule *s)
     if (!arrived) return s->err ? s->err : (s->err = CONVOY_ERR_NO_MEM);
     for (int q = 0; q < p - 1; q++)
         if (q != root)
-            arrived[q] = convoy__add_recv(s, CONVOY_COMM_ALL, q, TAG_LINEAR, SLOT(q), 0, NULL);
+            arrived[q] = convoy__add_recv(s, CONVOY_COMM_ALL, q, TAG_LINEAR, slot(a, q), 0, NULL);
     for (int q = p - 2; q >= 0; q--) {
         int deps[2], nd = 0;
         if (acc >= 0) deps[nd++] = acc;
         if (q != root) deps[nd++] = arrived[q];
-        acc = convoy__add_reduce(s, q == root ? own : SLOT(q), recv, nd, deps);
+        acc = convoy__add_reduce(s, q == root ? own : slot(a, q), recv, nd, deps);
     }
-#undef SLOT
     free(arrived);
     return s->err;
 }
