@@ -12,7 +12,7 @@
  * several-phase schedule sharing kind, peer and tag; the phase counts as the algorithms
  * give them (dissem: its k rounds; linear: two on rank 0, one elsewhere). The same for
  * Allgatherv direct (a copy among the messages, one phase) on P = 1..8, in place and not,
- * with empty blocks.
+ * with empty blocks, and for Bcast linear (one phase) on P = 2..9 at every root.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -274,6 +274,43 @@ static void barrier_linear(void)
     }
 }
 
+/* Bcast linear on P = 2..9, every root: one phase on every rank (the root's sends and the
+ * others' receive depend on nothing). */
+static void bcast_linear(void)
+{
+    const convoy__algo *al = convoy__algo_find(CONVOY_COLL_BCAST, "linear");
+    EXPECT(al != NULL, "Bcast linear is registered");
+    if (!al) return;
+    for (int p = 2; p <= 9; p++) {
+        int64_t ids[9];
+        for (int i = 0; i < p; i++)
+            ids[i] = i / 2;
+        for (int root = 0; root < p; root++)
+            for (int me = 0; me < p; me++) {
+                convoy__topo topo;
+                if (convoy__topo_from_ids(&topo, p, me, ids)) continue;
+                convoy__args a;
+                memset(&a, 0, sizeof a);
+                a.coll = CONVOY_COLL_BCAST;
+                a.topo = &topo;
+                a.count = 3;
+                a.root = root;
+                a.stype = a.rtype = (convoy__dtype){4, 4, 0, 4};
+                convoy__machine_builtin(&a.machine);
+                convoy__schedule s;
+                convoy__sched_init(&s);
+                const int brc = al->build(&a, &s);
+                char what[64];
+                snprintf(what, sizeof what, "bcast linear P %d root %d rank %d", p, root, me);
+                EXPECT(brc == 0 && !s.err && s.nsteps == (me == root ? p - 1 : 1), "%s: built",
+                       what);
+                if (!brc) EXPECT(compare(what, &s, &topo) == 1, "%s: one phase", what);
+                convoy__sched_free(&s);
+                convoy__topo_free(&topo);
+            }
+    }
+}
+
 int main(void)
 {
     const convoy__algo *al = convoy__algo_find(CONVOY_COLL_BARRIER, "dissem");
@@ -322,5 +359,6 @@ int main(void)
     }
     allgatherv_direct();
     barrier_linear();
+    bcast_linear();
     return unit_done();
 }
