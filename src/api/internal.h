@@ -176,8 +176,8 @@ extern const char convoy__native_name[];
 
 /* Notes the algorithm a call on cs ran. A plain store, and only when it changes: a mutex
  * here cost a program that alternates two collectives on one communicator (or convoy-bench,
- * which interleaves variants) a lock and an unlock per call, 0.03 us of a 0.13 us np 2
- * Barrier. */
+ * which interleaves variants) a lock and an unlock per call, about 0.01 us of a 0.13 us np 2
+ * Barrier (0.76-0.82 -> 0.73-0.76 of the library's). */
 static inline void convoy__cstate_note_algo(convoy__cstate *cs, const char *name)
 {
     if (atomic_load_explicit(&cs->last_algo, memory_order_relaxed) != name)

@@ -158,10 +158,9 @@ static double msgs_n(int P, int n)
 
 double convoy__barrier_dissem_cost(const convoy__args *a, const convoy__machine *m)
 {
-    const int P = a->topo->size, n = convoy__barrier_dissem_n(a);
-    int k, last;
-    shape(P, n, &k, &last);
-    const double t = cost_n(P, n, m), w = convoy__shared_cores_bound(m, k);
+    int n, k, last;
+    convoy__barrier_dissem_shape(a, &n, &k, &last);
+    const double t = cost_n(a->topo->size, n, m), w = convoy__shared_cores_bound(m, k);
     return t > w ? t : w;
 }
 

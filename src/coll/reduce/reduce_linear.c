@@ -33,8 +33,6 @@
  */
 #include "coll/coll.h"
 
-#include <stdlib.h>
-
 enum { TAG_LINEAR = 0 };
 
 /* One vector in the root's scratch, rounded up to 16 bytes so that every slot is aligned. */
@@ -80,18 +78,14 @@ int convoy__reduce_linear(const convoy__args *a, convoy__schedule *s)
         }
         acc = convoy__add_recv(s, CONVOY_COMM_ALL, p - 1, TAG_LINEAR, recv, CONVOY_DEP(moved));
     }
-    int *arrived = s->err ? NULL : calloc((size_t)p, sizeof *arrived);
-    if (!arrived) return s->err ? s->err : (s->err = CONVOY_ERR_NO_MEM);
-    for (int q = 0; q < p - 1; q++)
-        if (q != root)
-            arrived[q] = convoy__add_recv(s, CONVOY_COMM_ALL, q, TAG_LINEAR, slot(a, q), 0, NULL);
+    /* Each receive depends on nothing, so all are posted at the start wherever they stand. */
     for (int q = p - 2; q >= 0; q--) {
         int deps[2], nd = 0;
         if (acc >= 0) deps[nd++] = acc;
-        if (q != root) deps[nd++] = arrived[q];
+        if (q != root)
+            deps[nd++] = convoy__add_recv(s, CONVOY_COMM_ALL, q, TAG_LINEAR, slot(a, q), 0, NULL);
         acc = convoy__add_reduce(s, q == root ? own : slot(a, q), recv, nd, deps);
     }
-    free(arrived);
     return s->err;
 }
 
