@@ -54,7 +54,7 @@ void convoy__config_current(convoy__config *c);
 const char *convoy__config_get(const convoy__config *c, const char *name);
 
 /* The machine parameters as the nonblocking setup carries them (machine.c). */
-enum { CONVOY_MACHINE_KEYS = 18 };
+enum { CONVOY_MACHINE_KEYS = 20 };
 
 /* One cached schedule, keyed by everything a builder reads (values, never handles, so a
  * freed and reused datatype or op handle cannot hit a stale entry). */

@@ -7,7 +7,13 @@
  * processes: rank 0 and a partner (the first rank on another node, else rank 1) ping-pong
  * empty and PROBE_BYTES messages the way Convoy's executor moves them (nonblocking posts,
  * completed by testing under the executor's wait policy, convoy__backoff): alpha is half
- * the fastest empty round trip, beta the extra half round trip per byte. alpha_native is
+ * the fastest empty round trip, beta the extra half round trip per byte, beta_large that of
+ * a large message (CONVOY_BETA_LARGE_BYTES) over a PROBE_BYTES one: a middle message runs
+ * from the caches (and, in many libraries, on the eager path) where a large one streams from
+ * memory; and where processes share cores the difference of two short round trips is at
+ * the scheduler's mercy (np 4 as 2 x 2: 0.013-0.19 ns/B from setup to setup at 32 KiB,
+ * 0.064-0.11 from 32 KiB to 1 MiB). convoy__machine_sized says how a call uses the two
+ * (coll.h; docs/architecture.md, "A call's machine"). alpha_native is
  * half the fastest empty round trip with blocking sends and receives, the MPI library's
  * own path, which its collectives take. The two differ: where processes share cores each
  * test that finds nothing yields the core (8.4 vs 2.5 us at 4 processes on 2 cores, and
@@ -30,8 +36,7 @@
  * processes of rank 0's node ping-pong PROBE_BYTES with the processes of the same node ranks on the
  * partner's node, all at once (a barrier starts them; the slowest pair counts): a node's k *
  * PROBE_BYTES leave in that time, so beta_nic is its half round trip per byte over k. Left 0 (=
- * flat values) where a node has one process or there is one node. Nonblocking setups carry only
- * alpha, beta and gamma (their key has four doubles), so their levels are the flat values.
+ * flat values) where a node has one process or there is one node.
  *
  * The gaps (coll.h): what each further message of a burst costs over a single message, on
  * Convoy's path (BURST messages posted at once against one, each closed by an empty reply,
@@ -63,7 +68,7 @@
  * Reduce paid the eager one (0.330, 0.417: 1152-int Reduce `hier` predicted 0.70 of its
  * simulated time at 36 x 8). */
 enum {
-    PROBE_BYTES = 1 << 15,
+    PROBE_BYTES = CONVOY_BETA_BYTES,
     PROBE_REPS = 12,
     REDUCE_DOUBLES = PROBE_BYTES / 8,
     BURST = 8,
@@ -197,15 +202,17 @@ static int gap_pair(MPI_Comm comm, int rank, int a, int b, char *buf, int both, 
  * the two ranks only) on Convoy's path: alpha and beta; alpha_native (if not NULL) from an
  * empty blocking one. */
 static int pair(MPI_Comm comm, int me, int a, int b, char *buf, double *alpha, double *beta,
-                double *alpha_native)
+                double *beta_large, double *alpha_native)
 {
-    double e[2] = {0, 0}, p[2] = {0, 0};
+    double e[2] = {0, 0}, p[2] = {0, 0}, l[2] = {0, 0};
     int rc = pingpong_pair(comm, me, a, b, buf, 0, alpha_native != NULL, e);
     if (!rc) rc = pingpong_pair(comm, me, a, b, buf, PROBE_BYTES, 0, p);
-    const double t0 = e[0], t1 = p[0], tn = e[1];
+    if (!rc) rc = pingpong_pair(comm, me, a, b, buf, CONVOY_BETA_LARGE_BYTES, 0, l);
+    const double t0 = e[0], t1 = p[0], t2 = l[0], tn = e[1];
     *alpha = t0 > 0 ? t0 : 1e-7;
     if (alpha_native) *alpha_native = tn > 0 ? tn : 1e-7;
     *beta = t1 > t0 ? (t1 - t0) / PROBE_BYTES : 1e-12;
+    *beta_large = t2 > t1 ? (t2 - t1) / (CONVOY_BETA_LARGE_BYTES - PROBE_BYTES) : 1e-12;
     return rc;
 }
 
@@ -219,7 +226,8 @@ static int measure_levels(convoy__cstate *cs, int partner, char *buf, convoy__ma
     if (n0 > 1) {
         const int peer = convoy__topo_rank_at(t, t->node_of[0], 1);
         if ((rank == 0 || rank == peer) &&
-            ((rc = pair(cs->priv, rank, 0, peer, buf, &m->alpha_node, &m->beta_node, NULL)) ||
+            ((rc = pair(cs->priv, rank, 0, peer, buf, &m->alpha_node, &m->beta_node,
+                        &m->beta_node_large, NULL)) ||
              (rc = gap_pair(cs->priv, rank, 0, peer, buf, 0, &m->gap_node, &m->gap_node_b)) ||
              (rc = gap_pair(cs->priv, rank, 0, peer, buf, 1, &m->xgap_node, &m->xgap_node_b))))
             return rc;
@@ -325,11 +333,15 @@ static void measure_flag(convoy__cstate *cs, convoy__machine *m)
 static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
 {
     const int rank = cs->topo.rank;
-    char *buf = calloc(BURST + 1, PROBE_BYTES);
+    /* (a burst's BURST + 1 messages, or one large message) */
+    const size_t burst_bytes = (BURST + 1) * PROBE_BYTES;
+    char *buf =
+        calloc(1, burst_bytes > CONVOY_BETA_LARGE_BYTES ? burst_bytes : CONVOY_BETA_LARGE_BYTES);
     double *x = rank == 0 ? calloc(2 * REDUCE_DOUBLES, sizeof *x) : NULL;
     int rc = !buf || (rank == 0 && !x) ? MPI_ERR_NO_MEM : MPI_SUCCESS;
     if (!rc && (rank == 0 || rank == partner))
-        rc = pair(cs->priv, rank, 0, partner, buf, &m->alpha, &m->beta, &m->alpha_native);
+        rc = pair(cs->priv, rank, 0, partner, buf, &m->alpha, &m->beta, &m->beta_large,
+                  &m->alpha_native);
     if (!rc && (rank == 0 || rank == partner))
         rc = gap_pair(cs->priv, rank, 0, partner, buf, 0, &m->gap, &m->gap_b);
     if (!rc && rank == 0) {
@@ -369,6 +381,8 @@ static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
     if (!rc && rank == 0 && other == host && m->alpha_node > 0) {
         m->alpha = m->alpha_node = m->alpha < m->alpha_node ? m->alpha : m->alpha_node;
         m->beta = m->beta_node = m->beta < m->beta_node ? m->beta : m->beta_node;
+        m->beta_large = m->beta_node_large =
+            m->beta_large < m->beta_node_large ? m->beta_large : m->beta_node_large;
         m->gap = m->gap_node = m->gap < m->gap_node ? m->gap : m->gap_node;
         m->gap_b = m->gap_node_b = m->gap_b < m->gap_node_b ? m->gap_b : m->gap_node_b;
     }
@@ -394,6 +408,7 @@ static void machine_pack(const convoy__machine *m, double *v)
     v[9] = m->flag, v[10] = m->cma, v[11] = m->share;
     v[12] = m->gap, v[13] = m->gap_b, v[14] = m->gap_node, v[15] = m->gap_node_b;
     v[16] = m->xgap_node, v[17] = m->xgap_node_b;
+    v[18] = m->beta_large, v[19] = m->beta_node_large;
 }
 
 static convoy__machine machine_unpack(const double *v)
@@ -414,7 +429,9 @@ static convoy__machine machine_unpack(const double *v)
                              .gap_node = v[14],
                              .gap_node_b = v[15],
                              .xgap_node = v[16],
-                             .xgap_node_b = v[17]};
+                             .xgap_node_b = v[17],
+                             .beta_large = v[18],
+                             .beta_node_large = v[19]};
 }
 
 int convoy__machine_agree(convoy__cstate *cs)
@@ -477,6 +494,6 @@ void convoy__machine_of_call(const convoy__config *c, const convoy__cstate *cs, 
     else
         *m = cs->machine;
     if (c->alpha >= 0) m->alpha = c->alpha, m->alpha_native = 0; /* one alpha for both */
-    if (c->beta >= 0) m->beta = c->beta;
+    if (c->beta >= 0) m->beta = c->beta, m->beta_large = 0;      /* one beta for every size */
     if (c->gamma >= 0) m->gamma = c->gamma;
 }

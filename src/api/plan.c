@@ -222,6 +222,7 @@ static int plan_full(convoy_request r, convoy__args *a);
 int convoy__plan(convoy_request r, convoy__args *a)
 {
     convoy__machine_of_call(&r->cfg, r->cs, &a->machine);
+    a->machine = convoy__machine_sized(&a->machine, (double)convoy__args_bytes(a) / a->topo->size);
     /* A deferred request has no segment: it may plan after a blocking call made one, and
      * segment operations must be numbered in call order. Set before the choice, so that
      * the applicability predicates and cost models of segment algorithms see it. */
@@ -282,17 +283,21 @@ static int plan_full(convoy_request r, convoy__args *a)
     if (r->cfg.verbose && a->topo->rank == 0) {
         /* The lane levels as the cost models use them (unmeasured: the flat values). */
         const convoy__machine lv = convoy__machine_levels(&m);
+        convoy__machine unsized;
+        convoy__machine_of_call(&r->cfg, r->cs, &unsized);
         fprintf(stderr,
-                "convoy: MPI_%s on %d processes, %d nodes (alpha %.2f us, beta %.3f ns/B, "
-                "gamma %.3f ns/B, overhead %.2f us, native alpha %.2f us, flag %.2f us, cma read "
+                "convoy: MPI_%s on %d processes, %d nodes (alpha %.2f us, beta %.3f ns/B "
+                "(%.3f middle, %.3f large), gamma %.3f ns/B, overhead %.2f us, native alpha %.2f "
+                "us, flag %.2f us, cma read "
                 "%.3f ns/B, %.2f processes per CPU; node alpha %.2f us, "
                 "beta %.3f ns/B; all lanes %.3f ns/B; gap %.2f us + %.3f ns/B, node %.2f us + "
                 "%.3f ns/B, node exchange %.2f us + %.3f ns/B: %s): %s",
-                r->what, a->topo->size, a->topo->nnodes, 1e6 * m.alpha, 1e9 * m.beta, 1e9 * m.gamma,
-                1e6 * m.overhead, 1e6 * (m.alpha_native > 0 ? m.alpha_native : m.alpha),
-                1e6 * convoy__flag_cost(&m), 1e9 * m.cma, m.share, 1e6 * lv.alpha_node,
-                1e9 * lv.beta_node, 1e9 * lv.beta_nic, 1e6 * lv.gap, 1e9 * lv.gap_b,
-                1e6 * lv.gap_node, 1e9 * lv.gap_node_b, 1e6 * lv.xgap_node, 1e9 * lv.xgap_node_b,
+                r->what, a->topo->size, a->topo->nnodes, 1e6 * m.alpha, 1e9 * m.beta,
+                1e9 * unsized.beta, 1e9 * unsized.beta_large, 1e9 * m.gamma, 1e6 * m.overhead,
+                1e6 * (m.alpha_native > 0 ? m.alpha_native : m.alpha), 1e6 * convoy__flag_cost(&m),
+                1e9 * m.cma, m.share, 1e6 * lv.alpha_node, 1e9 * lv.beta_node, 1e9 * lv.beta_nic,
+                1e6 * lv.gap, 1e9 * lv.gap_b, 1e6 * lv.gap_node, 1e9 * lv.gap_node_b,
+                1e6 * lv.xgap_node, 1e9 * lv.xgap_node_b,
                 r->cfg.reproducible  ? "built-in, reproducible"
                 : r->cs->machine_how ? r->cs->machine_how
                                      : "built-in",

@@ -1,6 +1,7 @@
 /* Helpers shared by the builders. */
 #include "coll/coll.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,6 +136,30 @@ convoy__machine convoy__machine_levels(const convoy__machine *m)
     if (r.beta_node <= 0) r.beta_node = r.beta;
     if (r.beta_nic < 0) r.beta_nic = 0;
     if (r.gap_node <= 0) r.gap_node = r.gap, r.gap_node_b = r.gap_b;
+    return r;
+}
+
+convoy__machine convoy__machine_sized(const convoy__machine *m, double bytes)
+{
+    convoy__machine r = *m;
+    r.beta_large = r.beta_node_large = 0;
+    if (bytes <= CONVOY_BETA_BYTES) return r;
+    double w =
+        log(bytes / CONVOY_BETA_BYTES) / log((double)CONVOY_BETA_LARGE_BYTES / CONVOY_BETA_BYTES);
+    if (w > 1) w = 1;
+    /* Only upwards; the other per-byte terms, measured with middle messages too, move with
+     * their pair's beta (the node's with the node pair's). */
+    if (m->beta_large > m->beta && m->beta > 0) {
+        r.beta += w * (m->beta_large - m->beta);
+        const double f = r.beta / m->beta;
+        r.beta_nic *= f, r.gap_b *= f;
+        if (m->beta_node <= 0) r.gap_node_b *= f, r.xgap_node_b *= f;
+    }
+    if (m->beta_node_large > m->beta_node && m->beta_node > 0) {
+        r.beta_node += w * (m->beta_node_large - m->beta_node);
+        const double f = r.beta_node / m->beta_node;
+        r.gap_node_b *= f, r.xgap_node_b *= f;
+    }
     return r;
 }
 

@@ -93,10 +93,29 @@ typedef struct convoy__machine {
      * process, xgap + xgap_b * bytes (a send's and a receive's serialised work: SMPI's
      * smpi/ois plus smpi/or). 0: unmeasured (convoy__xgap returns 0). */
     double xgap_node, xgap_node_b;
+    /* Per byte of a large message (CONVOY_BETA_LARGE_BYTES), between the same pairs as beta
+     * and beta_node (machine.c: the extra half round trip from CONVOY_BETA_BYTES to
+     * CONVOY_BETA_LARGE_BYTES). beta and beta_node are the per-byte cost of a middle message,
+     * which stays in the caches and, in an MPI library, may take the eager path; a large one
+     * streams from memory by the library's large-message path. 0: unmeasured (beta at every
+     * size). Only convoy__machine_sized reads them. */
+    double beta_large, beta_node_large;
 } convoy__machine;
+
+/* The sizes the per-byte costs are measured at: beta and beta_node at CONVOY_BETA_BYTES
+ * (below the eager limits of MPI libraries and SMPI: a middle collective's messages), the
+ * large values at CONVOY_BETA_LARGE_BYTES (beyond a core's L2 cache on current hosts). */
+enum { CONVOY_BETA_BYTES = 1 << 15, CONVOY_BETA_LARGE_BYTES = 1 << 20 };
 
 /* m with zero level fields replaced by the flat values. */
 convoy__machine convoy__machine_levels(const convoy__machine *m);
+/* m for a call that moves about `bytes` per process (convoy__plan: the call's data over its
+ * processes): beta and beta_node are the middle message's up to CONVOY_BETA_BYTES, the large
+ * one's from CONVOY_BETA_LARGE_BYTES, in between interpolated in log bytes, and never below
+ * the middle one (docs/architecture.md, "A call's machine"); the lanes' and the gaps'
+ * per-byte terms scale with them. The result has no large values left, so a nested call's
+ * arguments, which copy their parent's machine, are not sized twice. */
+convoy__machine convoy__machine_sized(const convoy__machine *m, double bytes);
 /* What each further message of `bytes` costs when one process posts several at once
  * (sends, or receives all posted): the measured gap (m->gap, m->gap_b), at most a whole
  * message (a measurement on a loaded host must not make a further message dearer than a

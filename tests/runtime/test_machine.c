@@ -2,7 +2,8 @@
  * Machine parameters (src/api/machine.c): measured once at the first blocking setup, the
  * same on every rank of a communicator (ranks must choose alike), reused by later
  * communicators, replaced by the built-in values under CONVOY_REPRODUCIBLE=1 and by
- * CONVOY_ALPHA/_BETA per call; the gaps (a further message's cost) are measured too; and
+ * CONVOY_ALPHA/_BETA per call (CONVOY_BETA for every message size); the large message's
+ * beta is measured too; the gaps (a further message's cost) are measured too; and
  * the pipelined ring's block size follows them (eq. (2)
  * of papers/002: B grows with the square root of alpha / beta).
  */
@@ -13,9 +14,10 @@
 /* The values agree on all ranks of comm: their MIN and MAX are equal. */
 static int agreed(MPI_Comm comm, const convoy__machine *m)
 {
-    double v[6] = {m->alpha, m->beta, m->gamma, m->gap, m->gap_node, m->xgap_node}, lo[6], hi[6];
-    MPI_Allreduce(v, lo, 6, MPI_DOUBLE, MPI_MIN, comm);
-    MPI_Allreduce(v, hi, 6, MPI_DOUBLE, MPI_MAX, comm);
+    double v[7] = {m->alpha, m->beta, m->gamma, m->gap, m->gap_node, m->xgap_node, m->beta_large},
+           lo[7], hi[7];
+    MPI_Allreduce(v, lo, 7, MPI_DOUBLE, MPI_MIN, comm);
+    MPI_Allreduce(v, hi, 7, MPI_DOUBLE, MPI_MAX, comm);
     return memcmp(lo, hi, sizeof lo) == 0;
 }
 
@@ -47,14 +49,14 @@ int main(int argc, char **argv)
         return st;
     }
     const convoy__machine m = cs->machine;
-    snprintf(detail, sizeof detail, "how=%s alpha=%g beta=%g gamma=%g", cs->machine_how, m.alpha,
-             m.beta, m.gamma);
+    snprintf(detail, sizeof detail, "how=%s alpha=%g beta=%g (large %g) gamma=%g", cs->machine_how,
+             m.alpha, m.beta, m.beta_large, m.gamma);
     tc_check(MPI_COMM_WORLD, strcmp(cs->machine_how, "measured") == 0,
              "first communicator measures the machine", detail);
     tc_check(MPI_COMM_WORLD,
              m.alpha > 1e-9 && m.alpha < 1e-2 && m.beta > 1e-14 && m.beta < 1e-6 &&
-                 m.gamma > 1e-14 && m.gamma < 1e-6,
-             "measured values are plausible (1 ns < alpha < 10 ms, beta and gamma < 1 us/B)",
+                 m.beta_large > 1e-14 && m.beta_large < 1e-6 && m.gamma > 1e-14 && m.gamma < 1e-6,
+             "measured values are plausible (1 ns < alpha < 10 ms, betas and gamma < 1 us/B)",
              detail);
     tc_check(MPI_COMM_WORLD, agreed(a, &m), "every rank has the same values", detail);
     /* The gaps (coll.h): measured on the pair and, rank 0's node having 2 processes
@@ -91,6 +93,11 @@ int main(int argc, char **argv)
     convoy__machine_of_call(&cfg, cs, &got);
     tc_check(MPI_COMM_WORLD, got.alpha == 5e-6 && got.beta == m.beta,
              "CONVOY_ALPHA overrides alpha only", "other values changed");
+    cfg.alpha = -1;
+    cfg.beta = 2e-10;
+    convoy__machine_of_call(&cfg, cs, &got);
+    tc_check(MPI_COMM_WORLD, got.beta == 2e-10 && got.beta_large == 0 && got.alpha == m.alpha,
+             "CONVOY_BETA gives one beta for every message size", "large value kept");
 
     /* eq. (2): B = sqrt(m alpha / (beta c)); four times alpha, twice the block. */
     if (size >= 3) {

@@ -45,7 +45,12 @@
  *    distance-2 round has both processes of a node sending across (the lanes' 2 beta_nic
  *    where that exceeds beta); on 3 x 2 the fold's survivors (ranks 1, 3, 4, 5) cross
  *    nodes at both distances, one process of rank 0's node each (beta); dissem with n = 1
- *    on 2 x 2: one off-node message at distance 1, both at distance 2.
+ *    on 2 x 2: one off-node message at distance 1, both at distance 2;
+ *  - a call's machine (convoy__machine_sized): up to 32 KiB per process the middle
+ *    message's per-byte terms, from 1 MiB the large message's, at the geometric middle
+ *    (181 KiB) half way, and the terms measured with middle messages (the lanes', the gaps')
+ *    scaled as the pair's beta; never below the middle value (a large rate under it keeps
+ *    it); nothing to size twice.
  */
 #include <math.h>
 #include <stdio.h>
@@ -643,6 +648,42 @@ static void measured_gaps_by_hand(void)
     convoy__topo_free(&t);
 }
 
+static void sized_by_hand(void)
+{
+    const convoy__machine m = {.alpha = 1e-6,
+                               .beta = 1e-10,
+                               .beta_large = 3e-10,
+                               .beta_node = 2e-11,
+                               .beta_node_large = 4e-11,
+                               .beta_nic = 5e-11,
+                               .gap_b = 6e-11,
+                               .gap_node_b = 1e-11,
+                               .xgap_node_b = 3e-11};
+    const double mid = sqrt((double)CONVOY_BETA_BYTES * CONVOY_BETA_LARGE_BYTES);
+    const struct {
+        double bytes, f, fn; /* the flat and the node pair's factors on beta */
+    } c[] = {{1, 1, 1}, {32768, 1, 1}, {mid, 2, 1.5}, {1 << 20, 3, 2}, {1 << 26, 3, 2}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        const convoy__machine r = convoy__machine_sized(&m, c[i].bytes);
+        const double want[6] = {m.beta * c[i].f,  m.beta_node * c[i].fn,  m.beta_nic * c[i].f,
+                                m.gap_b * c[i].f, m.gap_node_b * c[i].fn, m.xgap_node_b * c[i].fn},
+                     got[6] = {r.beta,  r.beta_node,  r.beta_nic,
+                               r.gap_b, r.gap_node_b, r.xgap_node_b};
+        for (int k = 0; k < 6; k++)
+            EXPECT(fabs(got[k] - want[k]) <= 1e-9 * want[k], "%.0f bytes, term %d: %g, want %g",
+                   c[i].bytes, k, got[k], want[k]);
+        EXPECT(r.alpha == m.alpha && r.beta_large == 0 && r.beta_node_large == 0,
+               "%.0f bytes: alpha kept, no large values left", c[i].bytes);
+        const convoy__machine again = convoy__machine_sized(&r, c[i].bytes);
+        EXPECT(memcmp(&again, &r, sizeof r) == 0, "%.0f bytes: sized twice", c[i].bytes);
+    }
+    convoy__machine low = m;
+    low.beta_large = 5e-11, low.beta_node_large = 1e-11;
+    const convoy__machine r = convoy__machine_sized(&low, 1 << 20);
+    EXPECT(r.beta == m.beta && r.beta_node == m.beta_node && r.gap_b == m.gap_b,
+           "a large rate below the middle one keeps the middle one: beta %g", r.beta);
+}
+
 int main(void)
 {
     small_counts_on_one_host();
@@ -659,5 +700,6 @@ int main(void)
     node_ring_slots_by_hand();
     lane_aware_rounds_by_hand();
     measured_gaps_by_hand();
+    sized_by_hand();
     return unit_done();
 }
