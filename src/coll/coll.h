@@ -112,9 +112,9 @@ convoy__machine convoy__machine_levels(const convoy__machine *m);
 /* m for a call that moves about `bytes` per process (convoy__plan: the call's data over its
  * processes): beta and beta_node are the middle message's up to CONVOY_BETA_BYTES, the large
  * one's from CONVOY_BETA_LARGE_BYTES, in between interpolated in log bytes, and never below
- * the middle one (docs/architecture.md, "A call's machine"); the lanes' and the gaps'
- * per-byte terms scale with them. The result has no large values left, so a nested call's
- * arguments, which copy their parent's machine, are not sized twice. */
+ * the middle one (docs/architecture.md, "A call's machine"). The result has no large values
+ * left, so a nested call's arguments, which copy their parent's machine, are not sized
+ * twice. */
 convoy__machine convoy__machine_sized(const convoy__machine *m, double bytes);
 /* What each further message of `bytes` costs when one process posts several at once
  * (sends, or receives all posted): the measured gap (m->gap, m->gap_b), at most a whole

@@ -48,9 +48,8 @@
  *    on 2 x 2: one off-node message at distance 1, both at distance 2;
  *  - a call's machine (convoy__machine_sized): up to 32 KiB per process the middle
  *    message's per-byte terms, from 1 MiB the large message's, at the geometric middle
- *    (181 KiB) half way, and the terms measured with middle messages (the lanes', the gaps')
- *    scaled as the pair's beta; never below the middle value (a large rate under it keeps
- *    it); nothing to size twice.
+ *    (181 KiB) half way, the other per-byte terms (the lanes', the gaps') as measured;
+ *    never below the middle value (a large rate under it keeps it); nothing to size twice.
  */
 #include <math.h>
 #include <stdio.h>
@@ -665,8 +664,8 @@ static void sized_by_hand(void)
     } c[] = {{1, 1, 1}, {32768, 1, 1}, {mid, 2, 1.5}, {1 << 20, 3, 2}, {1 << 26, 3, 2}};
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         const convoy__machine r = convoy__machine_sized(&m, c[i].bytes);
-        const double want[6] = {m.beta * c[i].f,  m.beta_node * c[i].fn,  m.beta_nic * c[i].f,
-                                m.gap_b * c[i].f, m.gap_node_b * c[i].fn, m.xgap_node_b * c[i].fn},
+        const double want[6] = {m.beta * c[i].f, m.beta_node * c[i].fn, m.beta_nic,
+                                m.gap_b,         m.gap_node_b,          m.xgap_node_b},
                      got[6] = {r.beta,  r.beta_node,  r.beta_nic,
                                r.gap_b, r.gap_node_b, r.xgap_node_b};
         for (int k = 0; k < 6; k++)
