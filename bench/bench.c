@@ -552,8 +552,8 @@ int convoy_bench_main(int argc, char **argv, MPI_Comm comm_in)
             printf("\n# %d cells in %.1f s; %s", x.cells_done, secs,
                    x.failures ? "" : "every result matched native\n");
             if (x.failures) printf("%d MISMATCHES OR FAILURES (see stderr)\n", x.failures);
-            if (o.sync == BS_WINDOW)
-                printf("# --sync window: %lld of %lld timed repetitions valid (%.1f%%)\n",
+            if (x.win_total)
+                printf("# window starts: %lld of %lld timed repetitions valid (%.1f%%)\n",
                        (long long)x.win_valid, (long long)x.win_total,
                        x.win_total ? 100.0 * (double)x.win_valid / (double)x.win_total : 0.0);
             if (o.csv) printf("# CSV: %s\n", o.csv);

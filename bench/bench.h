@@ -37,7 +37,9 @@
 enum { BENCH_MAX_COLLS = 24 };
 enum bench_type { BT_INT, BT_DOUBLE, BT_FLOAT, BT_LONG, BT_CHAR, BT_NTYPES };
 enum bench_op { BO_SUM, BO_MAX, BO_MIN, BO_PROD, BO_NOPS };
-enum bench_sync { BS_BARRIER, BS_WINDOW };
+/* How a repetition starts (sync.c): after a barrier; at an agreed time (window); or, the
+ * default, at an agreed time for rooted collectives and after a barrier for the others. */
+enum bench_sync { BS_BARRIER, BS_WINDOW, BS_AUTO };
 
 extern const char *const bench_type_names[BT_NTYPES];
 extern const char *const bench_op_names[BO_NOPS];
@@ -328,6 +330,10 @@ void bench_emit(bench_ctx *x, const bench_row_ctx *rc, const bench_cell *c, cons
 
 /* Start of a repetition (sync.c). */
 int bench_sync_init(bench_ctx *x); /* collective; measures the clock offsets once */
+/* Whether a job of rooted collectives (or of others) starts its repetitions in windows, and
+ * the name of how they start ("window" or "barrier"). */
+int bench_windowed(const bench_opts *o, int rooted);
+const char *bench_sync_name(const bench_opts *o, int rooted);
 double bench_gtime(const bench_ctx *x);
 /* Waits until global time t; returns 1 if this rank arrived after t (the repetition is
  * invalid), else 0. */

@@ -98,8 +98,10 @@ void bench_json_begin(FILE *f, const bench_meta *m, const bench_opts *o)
     else
         fprintf(f, "%d", o->root);
     fprintf(f, ", \"sync\": \"%s\", \"reps\": %lld, \"min_reps\": %lld, \"warmup\": %lld, ",
-            o->sync == BS_WINDOW ? "window" : "barrier", (long long)o->reps, (long long)o->min_reps,
-            (long long)o->warmup);
+            o->sync == BS_WINDOW ? "window"
+            : o->sync == BS_AUTO ? "auto"
+                                 : "barrier",
+            (long long)o->reps, (long long)o->min_reps, (long long)o->warmup);
     fputs("\"time_cap_s\": ", f);
     num(f, o->time_cap);
     fputs(", \"budget_s\": ", f);
@@ -157,7 +159,7 @@ void bench_json_rows(bench_ctx *x, const bench_row_ctx *rc, const bench_cell *c,
         bench_json_string(f, v->stop ? v->stop : "");
         fprintf(f, ", \"type\": \"%s\", \"op\": \"%s\", \"inplace\": %s, \"sync\": \"%s\"}",
                 bench_type_names[c->type], rc->reduces ? bench_op_names[c->op] : "-",
-                c->inplace ? "true" : "false", o->sync == BS_WINDOW ? "window" : "barrier");
+                c->inplace ? "true" : "false", bench_sync_name(o, rc->rooted));
     }
     fflush(f);
 }

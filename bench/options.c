@@ -50,9 +50,12 @@ void bench_usage(FILE *f)
             "  --inplace         use MPI_IN_PLACE (collectives that have it)\n"
             "  --root N|rotate   root of rooted collectives (default rotate: repetition mod p)\n"
             "Timing:\n"
-            "  --sync MODE       barrier (default) | window: each repetition starts at an\n"
-            "                    agreed time on clocks corrected by offsets measured to rank 0\n"
-            "                    once (as ReproMPI); a repetition a rank reached late is invalid\n"
+            "  --sync MODE       auto (default) | barrier | window: each repetition starts\n"
+            "                    after a barrier, or (window) at an agreed time on clocks\n"
+            "                    corrected by offsets measured to rank 0 once (as ReproMPI; a\n"
+            "                    repetition a rank reached late is invalid); auto: window for\n"
+            "                    rooted collectives, barrier for the others (a SimGrid build's\n"
+            "                    default is barrier)\n"
             "  --reps N          at most N valid timed repetitions per variant (default 1000)\n"
             "  --min-reps N      repetitions before the CI stop rule applies (default 10)\n"
             "  --warmup N        untimed rounds first (default 2)\n"
@@ -194,6 +197,9 @@ int bench_parse_args(int argc, char **argv, bench_opts *o, char *err, int errlen
     memset(o, 0, sizeof *o);
     o->reps = 1000;
     o->warmup = 2;
+#ifndef CONVOY_SIMGRID
+    o->sync = BS_AUTO;
+#endif
     o->min_reps = 10;
     o->time_cap = 5.0;
     o->rel = 0.05;
@@ -328,8 +334,10 @@ int bench_parse_args(int argc, char **argv, bench_opts *o, char *err, int errlen
                 o->sync = BS_BARRIER;
             } else if (!strcmp(val, "window")) {
                 o->sync = BS_WINDOW;
+            } else if (!strcmp(val, "auto")) {
+                o->sync = BS_AUTO;
             } else {
-                snprintf(err, (size_t)errlen, "--sync: barrier or window, not '%s'", val);
+                snprintf(err, (size_t)errlen, "--sync: auto, barrier or window, not '%s'", val);
                 return -1;
             }
         } else if (!strcmp(name, "--root")) {

@@ -38,7 +38,11 @@ void bench_print_header(FILE *f, const bench_meta *m, const bench_opts *o)
             (long long)o->min_reps);
     fprintf(f, "# start of a repetition: %s; validation against native: %s\n",
             o->sync == BS_WINDOW ? "window (clock offsets to rank 0, agreed start times)"
-                                 : "barrier",
+            : o->sync == BS_AUTO
+                ? "barrier, rooted collectives window (clock offsets to rank 0, agreed start "
+                  "times: after a barrier a root's messages may go before the others' clocks "
+                  "start, or theirs before the root's)"
+                : "barrier",
             o->check ? "on" : "OFF (--no-check)");
     fprintf(f, "# date %s\n", m->date);
     if (bench_bound_cfg.bw > 0)
@@ -215,7 +219,7 @@ void bench_csv_rows(FILE *f, const bench_meta *m, const bench_opts *o, const ben
         csv_time(f, x->s.ci_lo);
         csv_time(f, x->s.ci_hi);
         fprintf(f, ",%s,%d,%s,%lld,%s,%s,%s\n", x->stop ? x->stop : "", m->oversubscribed, mpi,
-                (long long)x->total, o->sync == BS_WINDOW ? "window" : "barrier", root, rc->kind);
+                (long long)x->total, bench_sync_name(o, rc->rooted), root, rc->kind);
     }
     fflush(f);
 }

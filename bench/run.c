@@ -14,8 +14,8 @@
  *     in a simulation: no caches there);
  *  3. each repetition starts synchronised (sync.c): after a barrier, or at an agreed time
  *     on offset-corrected clocks (a rank that arrives after that time makes the repetition
- *     invalid); its time is the slowest rank's completion time, reduced to rank 0 after
- *     the round (outside the timed region);
+ *     invalid; by default rooted collectives, --sync auto); its time is the slowest rank's
+ * completion time, reduced to rank 0 after the round (outside the timed region);
  *  4. rank 0 decides when the cell stops (--reps valid repetitions, the cell's time cap, or,
  *     after --min-reps, every variant's median known within +-precision at 95%) and
  *     broadcasts it, so ranks never disagree on how many calls follow and never hang. All
@@ -263,7 +263,7 @@ static void measure(bench_job *j, bench_result *res, double t_cell)
     bench_ctx *x = j->x;
     const bench_opts *o = x->o;
     bench_cell *c = j->cell;
-    int nv = j->nvar, window = o->sync == BS_WINDOW;
+    int nv = j->nvar, window = bench_windowed(o, j->rooted);
     int *order = calloc((size_t)nv, sizeof *order);
     double *local = calloc((size_t)nv * NF, sizeof *local);
     double *slowest = calloc((size_t)nv * NF, sizeof *slowest);

@@ -4,7 +4,9 @@
  *   test_bench_e2e csv FILE   a tiny benchmark writing FILE; then rank 0 checks the CSV:
  *                             the header's columns, one row per algorithm per cell, numbers
  *                             that parse and make sense, native present, np/nodes/ppn as
- *                             Convoy's topology says. Also: bad usage gives status 2.
+ *                             Convoy's topology says. Also: bad usage gives status 2; and
+ *                             by default rooted collectives start in windows, the others
+ *                             after a barrier (the sync column).
  *   test_bench_e2e full CSV JSON
  *                             every collective of the table (native only where Convoy has
  *                             none), every guideline, both lane benchmarks, --sync window,
@@ -220,6 +222,53 @@ static void test_csv(const char *path)
     CHECK(run(3, bad3) == 2);
     const char *bad4[] = {"convoy-bench", "--dist", "no-such-distribution"};
     CHECK(run(3, bad4) == 2);
+    const char *bad5[] = {"convoy-bench", "--sync", "no-such-mode"};
+    CHECK(run(3, bad5) == 2);
+}
+
+/* The default start (--sync auto): rooted collectives in windows, the others after a
+ * barrier; every row valid. */
+static void test_auto_sync(const char *path)
+{
+    const char *argv[] = {"convoy-bench",
+                          "--coll",
+                          "allreduce,reduce,bcast",
+                          "--algo",
+                          "native",
+                          "--count",
+                          "1K",
+                          "--reps",
+                          "10",
+                          "--warmup",
+                          "1",
+                          "--time-cap",
+                          "1",
+                          "--csv",
+                          path,
+                          "--quiet"};
+    CHECK(run((int)(sizeof argv / sizeof argv[0]), argv) == 0);
+    if (rank != 0) return;
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    if (!f) return;
+    char line[1024], *head[MAXF], *row[MAXF];
+    CHECK(fgets(line, sizeof line, f) != NULL);
+    const int nh = split(line, head), c_coll = column(head, nh, "coll"),
+              c_sync = column(head, nh, "sync"), c_valid = column(head, nh, "valid");
+    CHECK(c_coll >= 0 && c_sync >= 0 && c_valid >= 0);
+    int rows = 0;
+    char buf[1024];
+    while (c_coll >= 0 && c_sync >= 0 && c_valid >= 0 && fgets(buf, sizeof buf, f)) {
+        CHECK(split(buf, row) == nh);
+        const int rooted = strcmp(row[c_coll], "allreduce") != 0;
+        if (strcmp(row[c_sync], rooted ? "window" : "barrier") != 0)
+            fprintf(stderr, "%s started by %s\n", row[c_coll], row[c_sync]);
+        CHECK(!strcmp(row[c_sync], rooted ? "window" : "barrier"));
+        CHECK(!strcmp(row[c_valid], "1"));
+        rows++;
+    }
+    CHECK(rows == 3);
+    fclose(f);
 }
 
 /* Reads the CSV into rows of fields; returns the number of rows (header excluded). */
@@ -480,6 +529,9 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc >= 3 && !strcmp(argv[1], "csv")) {
         test_csv(argv[2]);
+        char path[4096];
+        snprintf(path, sizeof path, "%s.auto.csv", argv[2]);
+        test_auto_sync(path);
     } else if (argc >= 4 && !strcmp(argv[1], "full")) {
         test_full(argv[2], argv[3]);
     } else if (argc >= 2 && !strcmp(argv[1], "inject")) {
