@@ -9,6 +9,8 @@
 #               1M ints (papers/004's collectives: flat, lane, hier, klane where they apply)
 #   guidelines  the self-consistent performance guidelines of papers/004 §3 at 1, 1K, 64K
 #               ints, for the MPI library and for Convoy where it implements a collective
+# Repetitions start after a barrier, those of rooted collectives (Bcast, Reduce, the rooted
+# guidelines) at agreed times on synchronised clocks (convoy-bench's default, --sync auto).
 # It prints the table, writes bench-results/convoy-bench.{txt,csv,json} and PNG figures
 # (tools/plot, when matplotlib is installed), and says where they are.
 #
