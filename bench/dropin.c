@@ -11,7 +11,13 @@
  *
  * Per repetition and name: an untimed call, PMPI_Barrier, then the call, timed on every
  * rank (a repeated call, as a program's loop makes it); a
- * repetition's time is its slowest rank's (PMPI_Allreduce MAX at the end); the order of
+ * repetition's time is its slowest rank's (PMPI_Allreduce MAX at the end). Bcast and Reduce
+ * start at an agreed time instead (as convoy-bench's --sync auto: clocks corrected by
+ * offsets to rank 0 measured once, rank 0 announces each call's start, a rank that is late
+ * voids that repetition of both names): after a barrier a Bcast's root could send before the
+ * others' clocks started, or a Reduce's non-roots before the root's, and the call then timed
+ * as almost nothing (the library's Bcast of 1 int at 0.13-0.37 us at np 4 on 2 cores, where
+ * its Allreduce takes 5). The order of
  * the two names alternates per repetition. Per cell it prints the medians, the median of
  * the paired differences (MPI_ minus PMPI_ of one repetition) with its 95% confidence
  * interval (distribution-free, from order statistics), and the ratio 1 + that median over
@@ -23,11 +29,16 @@
  * noise. The first results of the two names are compared
  * (exit status 1 if they differ); the number of slower cells is the last line.
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include <math.h>
 #include <mpi.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "clock.h"
 
 enum { ALLREDUCE, ALLGATHER, ALLGATHERV, REDUCE_SCATTER_BLOCK, BCAST, REDUCE, ALLTOALL, BARRIER };
 static const char *const names[] = {"allreduce", "allgather", "allgatherv", "reduce_scatter_block",
@@ -105,6 +116,52 @@ static size_t result_count(int coll, int n, int rank, int p)
     }
 }
 
+/* Rooted: timed from an agreed start, not from a barrier (see the top). */
+static int windowed(int coll)
+{
+    return coll == BCAST || coll == REDUCE;
+}
+
+enum { PINGS = 20 };
+
+/* This rank's clock offset to rank 0's (rank 0: 0), from ping-pongs one rank at a time. */
+static double clock_offset(int rank, int p)
+{
+    double sent[PINGS], remote[PINGS], recvd[PINGS], offset = 0, rtt;
+    for (int r = 1; r < p; r++) {
+        PMPI_Barrier(MPI_COMM_WORLD);
+        for (int i = 0; i < PINGS && (rank == r || rank == 0); i++) {
+            double t = 0;
+            if (rank == r) {
+                sent[i] = MPI_Wtime();
+                PMPI_Send(&sent[i], 1, MPI_DOUBLE, 0, 77, MPI_COMM_WORLD);
+                PMPI_Recv(&remote[i], 1, MPI_DOUBLE, 0, 78, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                recvd[i] = MPI_Wtime();
+            } else {
+                PMPI_Recv(&t, 1, MPI_DOUBLE, r, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                t = MPI_Wtime();
+                PMPI_Send(&t, 1, MPI_DOUBLE, r, 78, MPI_COMM_WORLD);
+            }
+        }
+        if (rank == r) bench_clock_offset(sent, remote, recvd, PINGS, &offset, &rtt);
+    }
+    return offset;
+}
+
+/* After a barrier (every rank done with the call before), rank 0 announces a start `lead`
+ * seconds ahead on its clock; every rank waits for it on its corrected clock (yielding while
+ * it is far). Returns the start; *late: this rank was. */
+static double agreed_start(double offset, double lead, int *late)
+{
+    PMPI_Barrier(MPI_COMM_WORLD);
+    double start = MPI_Wtime() + offset + lead, now;
+    PMPI_Bcast(&start, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    *late = MPI_Wtime() + offset > start;
+    while ((now = MPI_Wtime() + offset) < start)
+        if (start - now > 100e-6) sched_yield();
+    return start;
+}
+
 static int cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -133,6 +190,14 @@ int main(int argc, char **argv)
     int rank, p, status = 0, slower = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
+    /* The agreed starts: offsets once; a start 200 us ahead, or 4 barriers if longer. */
+    const double offset = clock_offset(rank, p);
+    double lead = MPI_Wtime();
+    for (int i = 0; i < 4; i++)
+        PMPI_Barrier(MPI_COMM_WORLD);
+    lead = MPI_Wtime() - lead;
+    PMPI_Allreduce(MPI_IN_PLACE, &lead, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (lead < 200e-6) lead = 200e-6;
     size_t maxn = 0;
     for (int c = 0; c < NCELLS; c++) {
         size_t s = send_count(cells[c].coll, cells[c].count, p);
@@ -145,7 +210,8 @@ int main(int argc, char **argv)
     int *counts = malloc(2 * (size_t)p * sizeof *counts);
     double *t[3] = {malloc((size_t)reps * sizeof(double)), malloc((size_t)reps * sizeof(double)),
                     malloc((size_t)reps * sizeof(double))};
-    if (!in || !out[0] || !out[1] || !counts || !t[0] || !t[1] || !t[2]) {
+    int *late = malloc((size_t)reps * sizeof *late);
+    if (!in || !out[0] || !out[1] || !counts || !t[0] || !t[1] || !t[2] || !late) {
         fprintf(stderr, "convoy-dropin-bench: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -171,14 +237,21 @@ int main(int argc, char **argv)
         double start = MPI_Wtime();
         int r = 0, stop = 0;
         for (; r < reps && !stop; r++) {
+            late[r] = 0;
             for (int j = 0; j < 2; j++) {
-                int k = (r + j) % 2;
+                int k = (r + j) % 2, was_late = 0;
                 /* the timed call repeats an untimed one, as in convoy-bench (run.c) */
                 call(coll, k, n, in, out[k], rank, p, counts, counts + p);
-                PMPI_Barrier(MPI_COMM_WORLD);
-                double t0 = MPI_Wtime();
+                double t0;
+                if (windowed(coll)) {
+                    t0 = agreed_start(offset, lead, &was_late) - offset;
+                } else {
+                    PMPI_Barrier(MPI_COMM_WORLD);
+                    t0 = MPI_Wtime();
+                }
                 call(coll, k, n, in, out[k], rank, p, counts, counts + p);
                 t[k][r] = MPI_Wtime() - t0;
+                late[r] |= was_late;
             }
             /* every rank stops after the same repetition: rank 0's clock decides */
             if (r % 16 == 15) {
@@ -188,7 +261,18 @@ int main(int argc, char **argv)
         }
         for (int k = 0; k < 2; k++)
             PMPI_Allreduce(MPI_IN_PLACE, t[k], r, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        PMPI_Allreduce(MPI_IN_PLACE, late, r, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         if (rank == 0) {
+            /* The repetitions every rank started in time, both names. */
+            const int all = r;
+            r = 0;
+            for (int i = 0; i < all; i++)
+                if (!late[i]) t[0][r] = t[0][i], t[1][r] = t[1][i], r++;
+            if (r == 0) {
+                printf("%-21s %8d  no repetition started in time on every rank (%d tried)\n",
+                       names[coll], n, all);
+                continue;
+            }
             for (int i = 0; i < r; i++)
                 t[2][i] = t[0][i] - t[1][i];
             const double d = median(t[2], r), tm = median(t[0], r), tp = median(t[1], r);
@@ -199,11 +283,13 @@ int main(int argc, char **argv)
             const double ratio = 1 + d / tp;
             const int worse = t[2][lo] > 0 && ratio > 1.05;
             slower += worse;
-            printf("%-21s %8d %11.2f %11.2f %7.3f %7.2f [%6.2f,%6.2f] %5d  %s\n", names[coll], n,
+            printf("%-21s %8d %11.2f %11.2f %7.3f %7.2f [%6.2f,%6.2f] %5d  %s", names[coll], n,
                    1e6 * tp, 1e6 * tm, ratio, 1e6 * d, 1e6 * t[2][lo], 1e6 * t[2][hi], r,
                    worse                              ? "SLOWER"
                    : t[2][hi] < 0 && ratio < 1 / 1.05 ? "faster"
                                                       : "same");
+            if (windowed(coll)) printf("  (agreed starts: %d of %d in time)", r, all);
+            printf("\n");
         }
     }
     PMPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -211,6 +297,7 @@ int main(int argc, char **argv)
         printf("# %d of %d cells slower than native beyond the noise%s\n", slower, NCELLS,
                status ? "; RESULTS DIFFER" : "");
     free(in), free(out[0]), free(out[1]), free(counts), free(t[0]), free(t[1]), free(t[2]);
+    free(late);
     MPI_Finalize();
     return status;
 }
