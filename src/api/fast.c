@@ -58,12 +58,14 @@ static const void *from(unsigned char how, const convoy__call *c, const void *co
     return how == 1 ? c->send : how == 2 ? c->recv : how == 3 ? constant : NULL;
 }
 
-/* The way of a collective's kept calls that holds c, or CONVOY_FAST_WAYS. */
+/* The way of a collective's kept calls that holds c, or CONVOY_FAST_WAYS. Every Barrier call
+ * is equal to every other (its communicator is its only argument): the first kept one. */
 static int way_of(convoy__fast *ways, const convoy__call *c, int size)
 {
+    const int any = c->coll == CONVOY_COLL_BARRIER;
     int w = 0;
-    while (w < CONVOY_FAST_WAYS &&
-           !(atomic_load_explicit(&ways[w].req, memory_order_acquire) && same(&ways[w], c, size)))
+    while (w < CONVOY_FAST_WAYS && !(atomic_load_explicit(&ways[w].req, memory_order_acquire) &&
+                                     (any || same(&ways[w], c, size))))
         w++;
     return w;
 }
