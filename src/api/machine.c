@@ -12,7 +12,7 @@
  * from the caches (and, in many libraries, on the eager path) where a large one streams from
  * memory; and where processes share cores the difference of two short round trips is at
  * the scheduler's mercy (np 4 as 2 x 2: 0.013-0.19 ns/B from setup to setup at 32 KiB,
- * 0.064-0.11 from 32 KiB to 1 MiB). convoy__machine_sized says how a call uses the two
+ * 0.063-0.114 from 32 KiB to 1 MiB). convoy__machine_sized says how a call uses the two
  * (coll.h; docs/architecture.md, "A call's machine"). alpha_native is
  * half the fastest empty round trip with blocking sends and receives, the MPI library's
  * own path, which its collectives take. The two differ: where processes share cores each
