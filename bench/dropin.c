@@ -10,24 +10,23 @@
  *   convoy-dropin-bench [--reps R] [--time-cap S]
  *
  * Per repetition and name: an untimed call, PMPI_Barrier, then the call, timed on every
- * rank (a repeated call, as a program's loop makes it); a
- * repetition's time is its slowest rank's (PMPI_Allreduce MAX at the end). Bcast and Reduce
- * start at an agreed time instead (as convoy-bench's --sync auto: clocks corrected by
- * offsets to rank 0 measured once, rank 0 announces each call's start, a rank that is late
- * voids that repetition of both names): after a barrier a Bcast's root could send before the
- * others' clocks started, or a Reduce's non-roots before the root's, and the call then timed
- * as almost nothing (the library's Bcast of 1 int at 0.13-0.37 us at np 4 on 2 cores, where
- * its Allreduce takes 5). The order of
- * the two names alternates per repetition. Per cell it prints the medians, the median of
- * the paired differences (MPI_ minus PMPI_ of one repetition) with its 95% confidence
- * interval (distribution-free, from order statistics), and the ratio 1 + that median over
- * native's: the pairs see the same state of the host, while the two medians alone may
- * fall on different modes of a bimodal time (4 processes on 2 cores: a handed-back Reduce
- * of 1 int, the library's call under both names, came out at 6.47 against 3.76 us, 1.72,
- * with paired differences of 0.10 us). A cell is "slower" when that interval lies above
- * zero and the ratio exceeds 1.05 (convoy-tune's precision): slower than native beyond the
- * noise. The first results of the two names are compared
- * (exit status 1 if they differ); the number of slower cells is the last line.
+ * rank (a repeated call, as a program's loop makes it); a repetition's time is its slowest
+ * rank's (PMPI_Allreduce MAX at the end). Bcast and Reduce start at an agreed time instead
+ * (as convoy-bench's --sync auto: clocks corrected by offsets to rank 0 measured once, rank
+ * 0 announces each call's start, a rank that is late voids that repetition of both names):
+ * after a barrier a Bcast's root could send before the others' clocks started, or a
+ * Reduce's non-roots before the root's, and the call then timed as almost nothing (the
+ * library's Bcast of 1 int at 0.13-0.37 us at np 4 on 2 cores, where its Allreduce takes
+ * 5). The order of the two names alternates per repetition. Per cell it prints the medians,
+ * the median of the paired differences (MPI_ minus PMPI_ of one repetition) with its 95%
+ * confidence interval (distribution-free, from order statistics), and the ratio 1 + that
+ * median over native's: the pairs see the same state of the host, while the two medians
+ * alone may fall on different modes of a bimodal time (4 processes on 2 cores: a
+ * handed-back Reduce of 1 int, the library's call under both names, came out at 6.47
+ * against 3.76 us, 1.72, with paired differences of 0.10 us). A cell is "slower" when that
+ * interval lies above zero and the ratio exceeds 1.05 (convoy-tune's precision): slower
+ * than native beyond the noise. The first results of the two names are compared (exit
+ * status 1 if they differ); the number of slower cells is the last line.
  */
 #define _POSIX_C_SOURCE 200809L
 

@@ -14,8 +14,8 @@
  *     in a simulation: no caches there);
  *  3. each repetition starts synchronised (sync.c): after a barrier, or at an agreed time
  *     on offset-corrected clocks (a rank that arrives after that time makes the repetition
- *     invalid; by default rooted collectives, --sync auto); its time is the slowest rank's
- * completion time, reduced to rank 0 after the round (outside the timed region);
+ *     invalid; by default rooted collectives, --sync auto); its time is the slowest
+ *     rank's completion time, reduced to rank 0 after the round (outside the timed region);
  *  4. rank 0 decides when the cell stops (--reps valid repetitions, the cell's time cap, or,
  *     after --min-reps, every variant's median known within +-precision at 95%) and
  *     broadcasts it, so ranks never disagree on how many calls follow and never hang. All
