@@ -286,12 +286,12 @@ static int plan_full(convoy_request r, convoy__args *a)
         convoy__machine unsized;
         convoy__machine_of_call(&r->cfg, r->cs, &unsized);
         fprintf(stderr,
-                "convoy: MPI_%s on %d processes, %d nodes (alpha %.2f us, beta %.3f ns/B "
-                "(%.3f middle, %.3f large), gamma %.3f ns/B, overhead %.2f us, native alpha %.2f "
-                "us, flag %.2f us, cma read "
-                "%.3f ns/B, %.2f processes per CPU; node alpha %.2f us, "
-                "beta %.3f ns/B; all lanes %.3f ns/B; gap %.2f us + %.3f ns/B, node %.2f us + "
-                "%.3f ns/B, node exchange %.2f us + %.3f ns/B: %s): %s",
+                "convoy: MPI_%s on %d processes, %d nodes (alpha %.2f us, "
+                "beta %.3f ns/B (%.3f middle, %.3f large), gamma %.3f ns/B, overhead %.2f us, "
+                "native alpha %.2f us, flag %.2f us, cma read %.3f ns/B, "
+                "%.2f processes per CPU; node alpha %.2f us, beta %.3f ns/B; "
+                "all lanes %.3f ns/B; gap %.2f us + %.3f ns/B, node %.2f us + %.3f ns/B, "
+                "node exchange %.2f us + %.3f ns/B: %s): %s",
                 r->what, a->topo->size, a->topo->nnodes, 1e6 * m.alpha, 1e9 * m.beta,
                 1e9 * unsized.beta, 1e9 * unsized.beta_large, 1e9 * m.gamma, 1e6 * m.overhead,
                 1e6 * (m.alpha_native > 0 ? m.alpha_native : m.alpha), 1e6 * convoy__flag_cost(&m),
