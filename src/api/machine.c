@@ -333,10 +333,16 @@ static void measure_flag(convoy__cstate *cs, convoy__machine *m)
 static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
 {
     const int rank = cs->topo.rank;
-    /* (a burst's BURST + 1 messages, or one large message) */
-    const size_t burst_bytes = (BURST + 1) * PROBE_BYTES;
-    char *buf =
-        calloc(1, burst_bytes > CONVOY_BETA_LARGE_BYTES ? burst_bytes : CONVOY_BETA_LARGE_BYTES);
+    /* A burst's BURST + 1 messages or one large message where the pairs ping-pong (rank 0,
+     * its partner, its node neighbour), one probe message elsewhere (the lanes): a simulated
+     * cluster's processes all allocate in one address space. */
+    const convoy__topo *t = &cs->topo;
+    const int n0 = t->node_of[0],
+              pings = rank == 0 || rank == partner ||
+                      (t->node_size[n0] > 1 && rank == convoy__topo_rank_at(t, n0, 1));
+    const size_t burst = (BURST + 1) * PROBE_BYTES,
+                 most = burst > CONVOY_BETA_LARGE_BYTES ? burst : CONVOY_BETA_LARGE_BYTES;
+    char *buf = calloc(1, pings ? most : PROBE_BYTES);
     double *x = rank == 0 ? calloc(2 * REDUCE_DOUBLES, sizeof *x) : NULL;
     int rc = !buf || (rank == 0 && !x) ? MPI_ERR_NO_MEM : MPI_SUCCESS;
     if (!rc && (rank == 0 || rank == partner))
