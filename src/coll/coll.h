@@ -140,6 +140,14 @@ static inline double convoy__shared_cores_bound(const convoy__machine *m, double
 {
     return m->share > 1 ? m->share * waits * m->alpha : 0;
 }
+/* The same with the bytes: where processes share cores, the copies that carry a pattern's
+ * bytes between them (a shared-memory transport, the receiver's single copy) run on those
+ * cores too, so one whose processes each wait `waits` times and receive `bytes` takes at
+ * least share * (waits * alpha + bytes * beta). 0 where processes have their cores. */
+static inline double convoy__shared_cores_work(const convoy__machine *m, double waits, double bytes)
+{
+    return m->share > 1 ? m->share * (waits * m->alpha + bytes * m->beta) : 0;
+}
 
 /* The cost of one flag handshake between two processes of a node through the node
  * segment (a store-release seen by a polling load-acquire: a cache line moving between

@@ -49,7 +49,9 @@
  *  - a call's machine (convoy__machine_sized): up to 32 KiB per process the middle
  *    message's per-byte terms, from 1 MiB the large message's, at the geometric middle
  *    (181 KiB) half way, the other per-byte terms (the lanes', the gaps') as measured;
- *    never below the middle value (a large rate under it keeps it); nothing to size twice.
+ *    never below the middle value (a large rate under it keeps it); nothing to size twice;
+ *  - Alltoall on shared cores (share 2, 2 x 2, 64 KiB blocks): pairwise's three waits and
+ *    linear's one, each with the three received blocks at share * beta, by hand.
  */
 #include <math.h>
 #include <stdio.h>
@@ -647,6 +649,41 @@ static void measured_gaps_by_hand(void)
     convoy__topo_free(&t);
 }
 
+static void alltoall_shared_cores_by_hand(void)
+{
+    /* 2 x 2 on 2 cores (share 2), 64 KiB blocks: pairwise waits 3 times and linear once,
+     * each receiving 3 blocks, which on shared cores take share * beta per byte. */
+    const convoy__machine m = {.alpha = 4e-6,
+                               .beta = 1.2e-10,
+                               .alpha_node = 4e-6,
+                               .beta_node = 1.2e-10,
+                               .xgap_node = 1e-7,
+                               .xgap_node_b = 1e-10,
+                               .share = 2};
+    convoy__topo t;
+    make_topo(&t, 2, 2);
+    const int64_t count = 16384;
+    const double b = 4.0 * count, recv = 3 * b;
+    convoy__args a = make_args(CONVOY_COLL_ALLTOALL, &t, count, &m);
+    const convoy__algo *pw = convoy__algo_find(CONVOY_COLL_ALLTOALL, "pairwise"),
+                       *li = convoy__algo_find(CONVOY_COLL_ALLTOALL, "linear");
+    const double want_pw = 2 * (3 * m.alpha + recv * m.beta),
+                 want_li = 2 * (m.alpha + recv * m.beta);
+    const double got_pw = pw ? convoy__algo_cost(pw, &a, &m) : 0,
+                 got_li = li ? convoy__algo_cost(li, &a, &m) : 0;
+    EXPECT(fabs(got_pw - want_pw) < 1e-12 && fabs(got_li - want_li) < 1e-12,
+           "Alltoall 16K ints on 2 x 2, share 2: pairwise %.2f us (by hand %.2f), linear %.2f "
+           "us (%.2f)",
+           1e6 * got_pw, 1e6 * want_pw, 1e6 * got_li, 1e6 * want_li);
+    convoy__machine own = m;
+    own.share = 1; /* cores of their own: the latency models, pairwise 3 rounds */
+    a.machine = own;
+    EXPECT(pw && fabs(convoy__algo_cost(pw, &a, &own) - 3 * (m.alpha + b * m.beta)) < 1e-12,
+           "pairwise with cores of its own: %.2f us",
+           pw ? 1e6 * convoy__algo_cost(pw, &a, &own) : 0);
+    convoy__topo_free(&t);
+}
+
 static void sized_by_hand(void)
 {
     const convoy__machine m = {.alpha = 1e-6,
@@ -700,5 +737,6 @@ int main(void)
     lane_aware_rounds_by_hand();
     measured_gaps_by_hand();
     sized_by_hand();
+    alltoall_shared_cores_by_hand();
     return unit_done();
 }

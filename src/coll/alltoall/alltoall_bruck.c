@@ -98,11 +98,15 @@ int convoy__alltoall_bruck(const convoy__args *a, convoy__schedule *s)
     return s->err;
 }
 
+/* Where processes share cores, at least convoy__shared_cores_work of its steps and of the
+ * half of the blocks each step moves. */
 double convoy__alltoall_bruck_cost(const convoy__args *a, const convoy__machine *m)
 {
     const int p = a->topo->size;
     if (p == 1) return 0;
     const double bytes = (double)(a->rcounts[0] * a->rtype.size);
     const int steps = convoy__log2_floor(2 * p - 1);
-    return steps * (m->alpha + (m->beta + 1.5 * m->gamma) * bytes * p / 2);
+    const double t = steps * (m->alpha + (m->beta + 1.5 * m->gamma) * bytes * p / 2),
+                 w = convoy__shared_cores_work(m, steps, steps * bytes * p / 2);
+    return t > w ? t : w;
 }

@@ -136,6 +136,8 @@ int convoy__alltoall_lane(const convoy__args *a, convoy__schedule *s)
     return s->err;
 }
 
+/* The lane phase as its collective's cheapest; the node exchange at least
+ * convoy__shared_cores_work where processes share cores, as the flat algorithms. */
 double convoy__alltoall_lane_cost(const convoy__args *a, const convoy__machine *m)
 {
     const convoy__topo *t = a->topo;
@@ -144,6 +146,8 @@ double convoy__alltoall_lane_cost(const convoy__args *a, const convoy__machine *
     b.machine = *m;
     const convoy__machine node = convoy__lane_level(m, 0);
     const double blk = (double)(a->rcounts[0] * a->rtype.size);
+    const double x = convoy__exchange_cost(&node, n - 1, N * blk),
+                 w = convoy__shared_cores_work(&node, 1, (n - 1) * N * blk);
     return convoy__lane_cost_equal(&b, CONVOY_COLL_ALLTOALL, N, n, n * a->rcounts[0]) +
-           convoy__exchange_cost(&node, n - 1, N * blk);
+           (x > w ? x : w);
 }
