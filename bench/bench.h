@@ -13,7 +13,8 @@
  *   lib.c         bench_native (PMPI_*) and bench_convoy (convoy_*, where Convoy has one)
  *   colls.c       the collective table: buffers, one call, the part of the result to compare
  *   run.c         validation against a reference and the interleaved, timed repetitions
- *   sync.c        barrier and window-based (clock-offset corrected) start of a repetition
+ *   sync.c        barrier and window-based (clock-offset corrected) start of a repetition,
+ *                 on clocksync.c's clocks (shared with convoy-dropin-bench)
  *   guidelines.c  self-consistent performance guidelines (papers/004 §3)
  *   lanes.c       lane pattern and multi-collective benchmarks (papers/004 §2)
  *   output.c      terminal table and CSV;  json.c  JSON
@@ -32,6 +33,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "clocksync.h"
 #include "stats.h"
 
 enum { BENCH_MAX_COLLS = 24 };
@@ -271,12 +273,6 @@ typedef struct bench_row_ctx {
 } bench_row_ctx;
 
 /* --- the run's state, and the runner -------------------------------------------------------- */
-
-typedef struct bench_clock {
-    double offset; /* add to MPI_Wtime() for rank 0's clock */
-    double rtt;    /* the round trip the offset came from */
-    double lead;   /* how far ahead rank 0 schedules a round's first window */
-} bench_clock;
 
 typedef struct bench_ctx {
     const bench_opts *o;

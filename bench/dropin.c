@@ -32,12 +32,11 @@
 
 #include <math.h>
 #include <mpi.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
+#include "clocksync.h"
 
 enum { ALLREDUCE, ALLGATHER, ALLGATHERV, REDUCE_SCATTER_BLOCK, BCAST, REDUCE, ALLTOALL, BARRIER };
 static const char *const names[] = {"allreduce", "allgather", "allgatherv", "reduce_scatter_block",
@@ -121,44 +120,16 @@ static int windowed(int coll)
     return coll == BCAST || coll == REDUCE;
 }
 
-enum { PINGS = 20 };
-
-/* This rank's clock offset to rank 0's (rank 0: 0), from ping-pongs one rank at a time. */
-static double clock_offset(int rank, int p)
-{
-    double sent[PINGS], remote[PINGS], recvd[PINGS], offset = 0, rtt;
-    for (int r = 1; r < p; r++) {
-        PMPI_Barrier(MPI_COMM_WORLD);
-        for (int i = 0; i < PINGS && (rank == r || rank == 0); i++) {
-            double t = 0;
-            if (rank == r) {
-                sent[i] = MPI_Wtime();
-                PMPI_Send(&sent[i], 1, MPI_DOUBLE, 0, 77, MPI_COMM_WORLD);
-                PMPI_Recv(&remote[i], 1, MPI_DOUBLE, 0, 78, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                recvd[i] = MPI_Wtime();
-            } else {
-                PMPI_Recv(&t, 1, MPI_DOUBLE, r, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                t = MPI_Wtime();
-                PMPI_Send(&t, 1, MPI_DOUBLE, r, 78, MPI_COMM_WORLD);
-            }
-        }
-        if (rank == r) bench_clock_offset(sent, remote, recvd, PINGS, &offset, &rtt);
-    }
-    return offset;
-}
-
-/* After a barrier (every rank done with the call before), rank 0 announces a start `lead`
- * seconds ahead on its clock; every rank waits for it on its corrected clock (yielding while
- * it is far). Returns the start; *late: this rank was. */
-static double agreed_start(double offset, double lead, int *late)
+/* After a barrier (every rank done with the call before), rank 0 announces a start k->lead
+ * ahead on its clock; every rank waits for it on its corrected clock. Returns the start on
+ * this rank's clock; *late: this rank was. */
+static double agreed_start(const bench_clock *k, int *late)
 {
     PMPI_Barrier(MPI_COMM_WORLD);
-    double start = MPI_Wtime() + offset + lead, now;
+    double start = MPI_Wtime() + k->offset + k->lead;
     PMPI_Bcast(&start, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    *late = MPI_Wtime() + offset > start;
-    while ((now = MPI_Wtime() + offset) < start)
-        if (start - now > 100e-6) sched_yield();
-    return start;
+    *late = bench_clock_wait(k, start);
+    return start - k->offset;
 }
 
 static int cmp(const void *a, const void *b)
@@ -189,14 +160,8 @@ int main(int argc, char **argv)
     int rank, p, status = 0, slower = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
-    /* The agreed starts: offsets once; a start 200 us ahead, or 4 barriers if longer. */
-    const double offset = clock_offset(rank, p);
-    double lead = MPI_Wtime();
-    for (int i = 0; i < 4; i++)
-        PMPI_Barrier(MPI_COMM_WORLD);
-    lead = MPI_Wtime() - lead;
-    PMPI_Allreduce(MPI_IN_PLACE, &lead, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    if (lead < 200e-6) lead = 200e-6;
+    bench_clock clk; /* the agreed starts' clocks, once */
+    bench_clock_sync(MPI_COMM_WORLD, &clk);
     size_t maxn = 0;
     for (int c = 0; c < NCELLS; c++) {
         size_t s = send_count(cells[c].coll, cells[c].count, p);
@@ -243,7 +208,7 @@ int main(int argc, char **argv)
                 call(coll, k, n, in, out[k], rank, p, counts, counts + p);
                 double t0;
                 if (windowed(coll)) {
-                    t0 = agreed_start(offset, lead, &was_late) - offset;
+                    t0 = agreed_start(&clk, &was_late);
                 } else {
                     PMPI_Barrier(MPI_COMM_WORLD);
                     t0 = MPI_Wtime();
