@@ -222,7 +222,6 @@ static int plan_full(convoy_request r, convoy__args *a);
 int convoy__plan(convoy_request r, convoy__args *a)
 {
     convoy__machine_of_call(&r->cfg, r->cs, &a->machine);
-    a->machine = convoy__machine_sized(&a->machine, (double)convoy__args_bytes(a) / a->topo->size);
     /* A deferred request has no segment: it may plan after a blocking call made one, and
      * segment operations must be numbered in call order. Set before the choice, so that
      * the applicability predicates and cost models of segment algorithms see it. */
@@ -242,6 +241,11 @@ static int plan_full(convoy_request r, convoy__args *a)
     char env[64];
     const char *coll = convoy__coll_name(a->coll);
     const char *forced = r->cfg.algo[a->coll];
+    /* The machine at this call's size (convoy__machine_sized), here and not before the memo:
+     * a memo hit needs no sum over the counts, and it compares the unsized machine, which
+     * with the same counts gives the same one. */
+    const convoy__machine unsized = a->machine;
+    a->machine = convoy__machine_sized(&unsized, (double)convoy__args_bytes(a) / a->topo->size);
     const convoy__machine m = a->machine;
     /* A tuning rule (unless forced or reproducible); else the model. A rule's algorithm that
      * does not apply to this call leaves the choice to the model. */
@@ -283,8 +287,6 @@ static int plan_full(convoy_request r, convoy__args *a)
     if (r->cfg.verbose && a->topo->rank == 0) {
         /* The lane levels as the cost models use them (unmeasured: the flat values). */
         const convoy__machine lv = convoy__machine_levels(&m);
-        convoy__machine unsized;
-        convoy__machine_of_call(&r->cfg, r->cs, &unsized);
         fprintf(stderr,
                 "convoy: MPI_%s on %d processes, %d nodes (alpha %.2f us, "
                 "beta %.3f ns/B (%.3f middle, %.3f large), gamma %.3f ns/B, overhead %.2f us, "
