@@ -216,22 +216,25 @@ static int pair(MPI_Comm comm, int me, int a, int b, char *buf, double *alpha, d
     return rc;
 }
 
+/* Rank 0's node neighbour, the node pair's other process; -1 where rank 0's node has one. */
+static int root_neighbour(const convoy__topo *t)
+{
+    return t->node_size[t->node_of[0]] > 1 ? convoy__topo_rank_at(t, t->node_of[0], 1) : -1;
+}
+
 /* The lane levels (see the top): node pair, then all lanes of rank 0's node at once. Every
  * rank calls it; the values are rank 0's. */
 static int measure_levels(convoy__cstate *cs, int partner, char *buf, convoy__machine *m)
 {
     const convoy__topo *t = &cs->topo;
-    const int rank = t->rank, n0 = t->node_size[t->node_of[0]];
+    const int rank = t->rank, n0 = t->node_size[t->node_of[0]], nb = root_neighbour(t);
     int rc = MPI_SUCCESS;
-    if (n0 > 1) {
-        const int peer = convoy__topo_rank_at(t, t->node_of[0], 1);
-        if ((rank == 0 || rank == peer) &&
-            ((rc = pair(cs->priv, rank, 0, peer, buf, &m->alpha_node, &m->beta_node,
-                        &m->beta_node_large, NULL)) ||
-             (rc = gap_pair(cs->priv, rank, 0, peer, buf, 0, &m->gap_node, &m->gap_node_b)) ||
-             (rc = gap_pair(cs->priv, rank, 0, peer, buf, 1, &m->xgap_node, &m->xgap_node_b))))
-            return rc;
-    }
+    if (nb >= 0 && (rank == 0 || rank == nb) &&
+        ((rc = pair(cs->priv, rank, 0, nb, buf, &m->alpha_node, &m->beta_node, &m->beta_node_large,
+                    NULL)) ||
+         (rc = gap_pair(cs->priv, rank, 0, nb, buf, 0, &m->gap_node, &m->gap_node_b)) ||
+         (rc = gap_pair(cs->priv, rank, 0, nb, buf, 1, &m->xgap_node, &m->xgap_node_b))))
+        return rc;
     const int pn = t->node_of[partner], k = n0 < t->node_size[pn] ? n0 : t->node_size[pn];
     if (pn == t->node_of[0] || k < 2) return MPI_SUCCESS;
     /* All k pairs at once, started together; the slowest pair's best round counts. */
@@ -304,8 +307,8 @@ static void measure_flag(convoy__cstate *cs, convoy__machine *m)
 #ifndef CONVOY_SIMGRID
     const convoy__topo *t = &cs->topo;
     convoy__shm *seg = cs->shm;
-    if (!seg || t->node_size[t->node_of[0]] < 2) return;
-    const int me = t->rank == 0 ? 0 : t->rank == convoy__topo_rank_at(t, t->node_of[0], 1) ? 1 : -1;
+    if (!seg || root_neighbour(t) < 0) return;
+    const int me = t->rank == 0 ? 0 : t->rank == root_neighbour(t) ? 1 : -1;
     if (me < 0) return;
     const int f = seg->nflags - 1;
     double best = 1e30;
@@ -337,9 +340,7 @@ static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
      * its partner, its node neighbour), one probe message elsewhere (the lanes): a simulated
      * cluster's processes all allocate in one address space. */
     const convoy__topo *t = &cs->topo;
-    const int n0 = t->node_of[0],
-              pings = rank == 0 || rank == partner ||
-                      (t->node_size[n0] > 1 && rank == convoy__topo_rank_at(t, n0, 1));
+    const int pings = rank == 0 || rank == partner || rank == root_neighbour(t);
     const size_t burst = (BURST + 1) * PROBE_BYTES,
                  most = burst > CONVOY_BETA_LARGE_BYTES ? burst : CONVOY_BETA_LARGE_BYTES;
     char *buf = calloc(1, pings ? most : PROBE_BYTES);
