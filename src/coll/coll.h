@@ -109,7 +109,7 @@ enum { CONVOY_BETA_BYTES = 1 << 15, CONVOY_BETA_LARGE_BYTES = 1 << 20 };
 
 /* m with zero level fields replaced by the flat values. */
 convoy__machine convoy__machine_levels(const convoy__machine *m);
-/* m for a call that moves about `bytes` per process (convoy__plan: the call's data over its
+/* m for a call that moves about `bytes` per process (plan.c: the call's data over its
  * processes): beta and beta_node are the middle message's up to CONVOY_BETA_BYTES, the large
  * one's from CONVOY_BETA_LARGE_BYTES, in between interpolated in log bytes, and never below
  * the middle one (docs/architecture.md, "A call's machine"). The result has no large values
