@@ -684,6 +684,34 @@ static void alltoall_shared_cores_by_hand(void)
     convoy__topo_free(&t);
 }
 
+static void bcast_ring_shared_cores_by_hand(void)
+{
+    /* 2 x 2 on 2 cores (share 2), 1M ints: scatter_allgather's scatter (2 levels, 3/4 of
+     * the bytes down its critical path) as on cores of their own; its ring (3 rounds, 3/4
+     * of the bytes into every process at once) on the shared cores at share x. */
+    const convoy__machine m = {
+        .alpha = 4e-6, .beta = 1.2e-10, .alpha_node = 4e-6, .beta_node = 1.2e-10, .share = 2};
+    convoy__topo t;
+    make_topo(&t, 2, 2);
+    const int64_t count = 1 << 20;
+    const double ring = 0.75 * 4.0 * count;
+    convoy__args a = make_args(CONVOY_COLL_BCAST, &t, count, &m);
+    const convoy__algo *sa = convoy__algo_find(CONVOY_COLL_BCAST, "scatter_allgather");
+    const double want = 2 * m.alpha + ring * m.beta + 2 * (3 * m.alpha + ring * m.beta);
+    const double got = sa ? convoy__algo_cost(sa, &a, &m) : 0;
+    EXPECT(fabs(got - want) < 1e-12,
+           "Bcast 1M ints scatter_allgather on 2 x 2, share 2: %.2f us (by hand %.2f)", 1e6 * got,
+           1e6 * want);
+    convoy__machine own = m;
+    own.share = 1; /* cores of their own: 5 rounds, twice 3/4 of the bytes */
+    a.machine = own;
+    const double want_own = 5 * m.alpha + 2 * ring * m.beta;
+    EXPECT(sa && fabs(convoy__algo_cost(sa, &a, &own) - want_own) < 1e-12,
+           "scatter_allgather with cores of its own: %.2f us (by hand %.2f)",
+           sa ? 1e6 * convoy__algo_cost(sa, &a, &own) : 0, 1e6 * want_own);
+    convoy__topo_free(&t);
+}
+
 static void sized_by_hand(void)
 {
     const convoy__machine m = {.alpha = 1e-6,
@@ -738,5 +766,6 @@ int main(void)
     measured_gaps_by_hand();
     sized_by_hand();
     alltoall_shared_cores_by_hand();
+    bcast_ring_shared_cores_by_hand();
     return unit_done();
 }
