@@ -31,6 +31,7 @@ void convoy__config_read(convoy__config *c)
     c->native_candidate = convoy__native_candidate_default;
     c->native_blocking = convoy__native_blocking_fixed > 0;
     c->kernel = 1;
+    c->trial = 1;
     for (char **e = environ; e && *e; e++) {
         const char *s = *e;
         if (strncmp(s, "CONVOY_", 7) != 0) continue;
@@ -61,6 +62,8 @@ void convoy__config_read(convoy__config *c)
             c->native_blocking = *v && strcmp(v, "0") != 0;
         else if (IS("KERNEL"))
             c->kernel = strcmp(v, "0") != 0;
+        else if (IS("TRIAL"))
+            c->trial = strcmp(v, "0") != 0;
         else if (IS("TUNING_FILE"))
             c->tuning_file = *v ? v : NULL;
         else if (n > 5 && memcmp(name + n - 5, "_ALGO", 5) == 0) {

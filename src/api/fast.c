@@ -23,7 +23,7 @@
  * (their generation, convoy__config_gen); the communicator is the same state (no state
  * was freed since this thread found it, convoy__cstate_cached); Barrier's tuned n is the
  * same. Not kept: verbose, CONVOY_CHECK_ARGS (every call agrees), CONVOY_WATCHDOG,
- * deferred requests; Gatherv and Scatterv on more than one process (their blocking call
+ * deferred requests, a call whose choice is not final (the trial's timed calls, trial.c); Gatherv and Scatterv on more than one process (their blocking call
  * broadcasts the root's counts, which the others' arguments do not show). The machine
  * measurement's overhead probe (machine.c) runs on a communicator of its own, so its calls
  * take this path too: the overhead the cost models add to every Convoy algorithm is that
@@ -153,8 +153,8 @@ int convoy__fast_keep(convoy_request r, const convoy__call *c)
     convoy__cstate *cs = r->cs;
     const int sfrom = c ? source(r->sendbuf, c) : -1, rfrom = c ? source(r->recvbuf, c) : -1;
     if (cs && c) cs->fast_last[c->coll] = CONVOY_FAST_WAYS; /* none, unless kept below */
-    if (!c || !cs || (!r->native && !r->entry) || r->deferred || r->persistent || r->owns_types ||
-        r->nagree > 0 || r->seg_pass || r->cfg.verbose || r->cfg.check_args ||
+    if (!c || !cs || !r->trial_final || (!r->native && !r->entry) || r->deferred || r->persistent ||
+        r->owns_types || r->nagree > 0 || r->seg_pass || r->cfg.verbose || r->cfg.check_args ||
         r->cfg.watchdog > 0 || sfrom < 0 || rfrom < 0 ||
         ((c->coll == CONVOY_COLL_GATHERV || c->coll == CONVOY_COLL_SCATTERV) &&
          cs->topo.size > 1) ||

@@ -38,6 +38,8 @@ typedef struct convoy__config {
     int kernel;                /* CONVOY_KERNEL (default 1): kept step-order calls run in the
                                   direct kernel (kernel.c), kept one-round message calls in
                                   round.c; 0: both through the executor */
+    int trial; /* CONVOY_TRIAL (default 1): where the MPI library's collective is a candidate,
+                  a blocking call's first repeats time it against Convoy's choice (trial.c) */
     int nvars;
     const char *vars[CONVOY_CONFIG_VARS]; /* every CONVOY_ entry, "NAME=value" */
     uint64_t gen; /* changes whenever the settings were read again (plan.c's memo) */
@@ -55,6 +57,26 @@ const char *convoy__config_get(const convoy__config *c, const char *name);
 
 /* The machine parameters as the nonblocking setup carries them (machine.c). */
 enum { CONVOY_MACHINE_KEYS = 20 };
+
+/* The library's collective timed against Convoy's choice (trial.c): one record per kind of
+ * blocking call (collective, bytes, count vector), the same on every rank. */
+enum { CONVOY_TRIALS = 32, CONVOY_TRIAL_CALLS = 16 /* per side */ };
+/* A call's class: the model's choice; a verdict's; a timed call's side. */
+enum {
+    CONVOY_TRIAL_MODEL,
+    CONVOY_TRIAL_NATIVE,
+    CONVOY_TRIAL_CONVOY,
+    CONVOY_TRIAL_TIMED_NATIVE,
+    CONVOY_TRIAL_TIMED_CONVOY
+};
+typedef struct convoy__trial {
+    int coll;
+    int64_t bytes;
+    uint64_t vhash; /* of the count vector (Allgatherv, Reduce_scatter), else 0 */
+    int calls;      /* made so far: even ones the library's, odd ones Convoy's */
+    int verdict;    /* 0 while timing, then CONVOY_TRIAL_NATIVE or CONVOY_TRIAL_CONVOY */
+    double t[2][CONVOY_TRIAL_CALLS]; /* seconds: [0] the library's calls, [1] Convoy's */
+} convoy__trial;
 
 /* One cached schedule, keyed by everything a builder reads (values, never handles, so a
  * freed and reused datatype or op handle cannot hit a stale entry). */
@@ -82,8 +104,8 @@ typedef struct convoy__memo {
     uint64_t hash;        /* of the arguments (plan.c memo_hash); 0: never used */
     unsigned char victim; /* the set's first slot: the next slot to replace */
     uint64_t gen;         /* of the settings it was planned under */
-    int key[5];           /* what a tune hook reads (may_block, barrier_n, has a hook), and whether
-                             args had rcounts, displs */
+    int key[6];           /* what a tune hook reads (may_block, barrier_n, has a hook), whether
+                             args had rcounts, displs, and the call's trial class */
     convoy__args args;    /* as the collective passed them (pointers cleared) */
     int64_t *vec;         /* rcounts then displs (size each), when args had them */
     int64_t veccap;
@@ -167,6 +189,8 @@ typedef struct convoy__cstate {
     unsigned char fast_next[CONVOY_NCOLL]; /* the way the next new call replaces */
     int barrier_n; /* Barrier: n of CONVOY_DISSEM_N=auto, timed on first blocking use (0: not
                       yet); set at the same call on every rank */
+    convoy__trial trial[CONVOY_TRIALS]; /* made in call order, never dropped (trial.c) */
+    int ntrials;
     struct convoy__cstate *prev, *next; /* all states, freed at MPI_Finalize */
 } convoy__cstate;
 
@@ -262,7 +286,12 @@ struct convoy_request_s {
     int native;
     int direct;             /* native_start makes the blocking call (CONVOY_NATIVE) */
     const char *native_why; /* why the MPI library serves it (CONVOY_STATS): "setup",
-                               "no_state", "forced", "model", "tuning", "no_algorithm" */
+                               "no_state", "forced", "model", "tuning", "no_algorithm",
+                               "trial" */
+    /* The trial (trial.c): the call's class (CONVOY_TRIAL_*), the record it is timed for
+     * (NULL: none), and whether its choice is final (then fast.c may keep it). */
+    int trial_cls, trial_final;
+    convoy__trial *trial;
     MPI_Request native_req;
     /* The Convoy path. */
     const convoy__algo *algo;
@@ -394,6 +423,14 @@ int convoy__req_rerun(convoy_request r);
 int convoy__req_alternates(convoy_request r, const convoy__schedule *s);
 void convoy__req_note_outcome(convoy_request r);
 void convoy__req_progress_others(void);
+/* The trial (trial.c). Before the memo: the call's class (r->trial_cls; a timed call's
+ * record, opened by the kind's first call); for a call served without planning (its
+ * communicator's setup, a forced native), whether its choice is final. After a timed
+ * blocking call: its time (dt seconds) noted, and after the last one the verdict, agreed
+ * by all ranks (collective). */
+void convoy__trial_state(convoy_request r, const convoy__args *a);
+void convoy__trial_unplanned(convoy_request r);
+int convoy__trial_note(convoy_request r, double dt);
 /* The direct kernel (kernel.c): compiles a kept request's schedule if it runs in step
  * order on the node segment (1: r->kern holds it); runs it (the call's result). */
 int convoy__kernel_keep(convoy_request r);

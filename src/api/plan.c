@@ -95,13 +95,14 @@ static int memo_same(const convoy__args *x, const convoy__args *y)
                   sizeof *x - MEMO_TAIL) == 0;
 }
 
-static void memo_key(const convoy_request r, const convoy__args *a, int key[5])
+static void memo_key(const convoy_request r, const convoy__args *a, int key[6])
 {
     key[0] = r->may_block;
     key[1] = r->cs->barrier_n;
     key[2] = r->tune != NULL;
     key[3] = a->rcounts != NULL;
     key[4] = a->displs != NULL;
+    key[5] = r->trial_cls;
 }
 
 /* The set of a call: its main scalar fields and first counts, hashed; a call is kept in
@@ -160,7 +161,7 @@ static int memo_hit(convoy_request r, convoy__args *a)
     for (int w = 0; set && w < CONVOY_MEMO_WAYS && !mo; w++)
         if (set[w].valid && set[w].hash == h) mo = &set[w];
     if (!mo || mo->gen != r->cfg.gen) return 0;
-    int key[5];
+    int key[6];
     memo_key(r, a, key);
     if (memcmp(key, mo->key, sizeof key) != 0 || !memo_vec_same(mo, a)) return 0;
     convoy__args f;
@@ -227,6 +228,7 @@ int convoy__plan(convoy_request r, convoy__args *a)
      * the applicability predicates and cost models of segment algorithms see it. */
     a->shm_bytes = r->cs->shm && !r->deferred ? r->cs->shm->bytes : 0;
     a->cma = a->shm_bytes > 0 && r->cs->cma;
+    convoy__trial_state(r, a);
     if (memo_hit(r, a)) return MPI_SUCCESS;
     convoy__args pre;
     memo_form(a, &pre);
@@ -272,14 +274,18 @@ static int plan_full(convoy_request r, convoy__args *a)
             strcmp(forced, "native") == 0 ? NULL : convoy__select(a, &m, NULL, r->cfg.reproducible);
     }
     /* Native is a candidate (not forced, not reproducible: the MPI library promises no
-     * bitwise agreement): kept where the best baseline, without Convoy's overhead, is
+     * bitwise agreement): the side the call's trial (trial.c) timed faster, or the side of
+     * this timed call; else kept where the best baseline, without Convoy's overhead, is
      * predicted faster than Convoy's choice with it. */
     double tn = -1;
-    if (al && !ruled && !forced && !r->cfg.reproducible && r->cfg.native_candidate) {
-        if (convoy__native_preferred(al, a, &m, &tn)) {
-            al = NULL;
-            r->native_why = "model";
-        }
+    const int cls = r->trial_cls;
+    if (al && (cls == CONVOY_TRIAL_NATIVE || cls == CONVOY_TRIAL_TIMED_NATIVE)) {
+        al = NULL;
+        r->native_why = "trial";
+    } else if (al && cls == CONVOY_TRIAL_MODEL && !ruled && !forced && !r->cfg.reproducible &&
+               r->cfg.native_candidate && convoy__native_preferred(al, a, &m, &tn)) {
+        al = NULL;
+        r->native_why = "model";
     }
     if (!al && !r->native_why) r->native_why = forced ? "forced" : "no_algorithm";
     r->algo = al;

@@ -204,6 +204,7 @@ int convoy__req_route(convoy_request r, int mode)
 {
     int fresh, rc;
     if ((rc = convoy__cstate_get(r->comm, mode != CONVOY_NONBLOCKING, &r->cs, &fresh))) return rc;
+    r->blocking = mode == CONVOY_BLOCKING;
     /* A call that only started its communicator's setup, or that is forced to the MPI
      * library, goes native; so does one no algorithm applies to. The decision depends on
      * the arguments and the call's position alone, so all ranks take the same path. */
@@ -214,6 +215,7 @@ int convoy__req_route(convoy_request r, int mode)
             r->deferred = 1;
         }
     }
+    if (!r->cs || fresh || forced_native(r)) convoy__trial_unplanned(r);
     r->native = !r->deferred && !r->entry && !r->local_err;
     if (r->native && !r->native_why)
         r->native_why = !r->cs             ? "no_state"
@@ -317,12 +319,18 @@ int convoy__req_launch(convoy_request r, int mode, convoy_request *out)
 int convoy__req_launch_call(convoy_request r, const convoy__call *c)
 {
     r->blocking = 1;
+    const double t0 = r->trial ? PMPI_Wtime() : 0;
     int rc = convoy__req_start(r);
     if (!rc) {
         rc = convoy__req_wait(r);
         convoy__req_outcome(r, &last_algo, &last_why);
     }
     r->active = 0;
+    /* (Timed whatever the outcome: every rank counts the call.) */
+    if (r->trial) {
+        const int trc = convoy__trial_note(r, PMPI_Wtime() - t0);
+        if (!rc) rc = trc;
+    }
     if (rc || !convoy__fast_keep(r, c)) convoy__req_free(r);
     return rc;
 }

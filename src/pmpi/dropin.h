@@ -50,6 +50,7 @@ enum { DROPIN_COLLS(DROPIN_ID) DROPIN_NCOLL };
     X(NO_STATE, "no_state")           /* nonblocking, MPI_THREAD_MULTIPLE, no state yet */         \
     X(FORCED, "forced")               /* CONVOY_<COLL>_ALGO=native */                              \
     X(MODEL, "model")                 /* the cost model predicts the MPI library faster */         \
+    X(TRIAL, "trial")                 /* timed faster than Convoy, or being timed (trial.c) */     \
     X(TUNING, "tuning")               /* CONVOY_TUNING_FILE says native */                         \
     X(NO_ALGORITHM, "no_algorithm")   /* no Convoy algorithm accepts these arguments */            \
     X(BLOCKING_ONLY, "blocking_only") /* nonblocking or persistent, CONVOY_NATIVE_BLOCKING */

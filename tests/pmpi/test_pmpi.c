@@ -407,15 +407,20 @@ static void nbx(void)
     CHECK(got == nto, "NBX: %d messages received, %d expected", got, nto);
     CHECK(P == 1 || dropin_stats_get(DROPIN_BARRIER, why) == setup0 + 1,
           "NBX: the first Ibarrier is handed back (%s)", why);
-    /* The communicator's later calls are Convoy's (or the cost model's choice). */
+    /* The communicator's later calls are Convoy's (or the cost model's or the trial's
+     * choice: src/api/trial.c). */
     why = off("allreduce") ? off("allreduce") : "served";
     long served0 = dropin_stats_get(DROPIN_ALLREDUCE, why) +
-                   (off("allreduce") ? 0 : dropin_stats_get(DROPIN_ALLREDUCE, "model"));
+                   (off("allreduce") ? 0
+                                     : dropin_stats_get(DROPIN_ALLREDUCE, "model") +
+                                           dropin_stats_get(DROPIN_ALLREDUCE, "trial"));
     int x = me, s;
     MPI_Allreduce(&x, &s, 1, MPI_INT, MPI_SUM, c);
     CHECK(s == P * (P - 1) / 2, "allreduce after NBX");
     CHECK(dropin_stats_get(DROPIN_ALLREDUCE, why) +
-                  (off("allreduce") ? 0 : dropin_stats_get(DROPIN_ALLREDUCE, "model")) ==
+                  (off("allreduce") ? 0
+                                    : dropin_stats_get(DROPIN_ALLREDUCE, "model") +
+                                          dropin_stats_get(DROPIN_ALLREDUCE, "trial")) ==
               served0 + 1,
           "allreduce after NBX counted (%s)", why);
     MPI_Comm_free(&c);

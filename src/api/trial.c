@@ -1,0 +1,177 @@
+/*
+ * The trial: the MPI library's collective against Convoy's choice, timed in the program's
+ * own calls. Where the library's collective is a candidate (CONVOY_NATIVE_CANDIDATE, on in
+ * the drop-in), the cost model predicts it from the library's ping-pong latency, and at
+ * small counts its collectives are not what that predicts: at np 4 as 2 x 2 on this 2-core
+ * host its Allgather of 256 ints took 7.0 us where the model said 3.1 (Convoy's `direct`:
+ * 4.7, predicted 4.7), its Allreduce of 255 ints 7.6 against 2.9; the drop-in handed both
+ * back, where Convoy would have taken 0.61-0.78 of the library's time.
+ *
+ * So the blocking calls of each kind alternate between the library's collective (even
+ * calls) and Convoy's choice by the model (odd ones) until each side has been timed K =
+ * CONVOY_TRIAL_CALLS times after one untimed call each (which builds and touches what the
+ * side needs); each rank notes each call's time from start to return. After the last one
+ * the ranks take each call's slowest time (one MAX-allreduce of the 2 K times on the private
+ * communicator) and compare the sides pair by pair (call 2i against 2i + 1, so that the
+ * host's drift cancels): Convoy serves the kind from then on only if the median of its
+ * K ratios is below CONVOY_TRIAL_MARGIN and it was faster in at least 3/4 of the pairs
+ * (beyond the noise: the sign test's 5 % level at K = 16); else the library does. Convoy's
+ * side is timed on the full path (planned, not a kept call), which costs more than its
+ * repeats will: that too favours the library.
+ *
+ * A kind: the collective, the call's bytes (convoy__args_bytes) and its count vector
+ * (Allgatherv, Reduce_scatter): what every rank passes alike, so every rank counts the same
+ * calls (MPI orders a communicator's collectives alike everywhere). Up to CONVOY_TRIALS
+ * kinds per communicator get a record, opened by their first call in call order and never
+ * dropped, so whether a kind has one is the same everywhere; later kinds follow the model.
+ *
+ * Every rank must take the same side in every call. A call's class (the model's choice, a
+ * verdict, or a timed call's side: CONVOY_TRIAL_*) is a function of its kind's record as
+ * the call finds it, which every rank changes at the same calls, and each class's choice is
+ * a function of the arguments; plan.c's memo keys its entries by the class, and what runs
+ * without planning (fast.c's kept calls, and the drop-in's memo of them) keeps only calls
+ * whose class is final: the model's where no record will be opened (not timed, or the
+ * records full), or a verdict.
+ *
+ * Timed: the collectives in which every rank's result depends on every rank's input, so
+ * that each rank's time from call to return covers the call's whole course and the slowest
+ * rank's is the call's. Not the rooted ones and the scans: as they come, with the root
+ * first, a linear Bcast's other ranks find their data waiting and return at once (0.5 us
+ * where the library's took 18, whose forwarding ranks wait for their parents; np 4, 1 int),
+ * which says nothing of its latency from a common start (1.08 of the library's there);
+ * after a barrier, Bcast of 64K ints timed 0.75-0.85 of the library's and took 1.07-1.16
+ * from agreed starts. Nor Gather(v) and Scatter(v), whose arguments differ by rank; nor
+ * nonblocking and persistent calls (which do not match blocking ones), a forced algorithm,
+ * a tuning file, CONVOY_REPRODUCIBLE, CONVOY_CHECK_ARGS. The model decides those, as it
+ * does everything under CONVOY_TRIAL=0. CONVOY_VERBOSE prints each verdict and its figures.
+ *
+ * Cost: 2 K + 2 calls of each kind on the full path, K + 1 of them on the slower side, and
+ * one allreduce of 2 K doubles.
+ */
+#include "api/internal.h"
+#include "select/tuning.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define CONVOY_TRIAL_MARGIN 0.9
+
+/* See above: the collectives timed. */
+static int timed_coll(int coll)
+{
+    switch (coll) {
+    case CONVOY_COLL_ALLGATHER:
+    case CONVOY_COLL_ALLGATHERV:
+    case CONVOY_COLL_ALLREDUCE:
+    case CONVOY_COLL_ALLTOALL:
+    case CONVOY_COLL_BARRIER:
+    case CONVOY_COLL_REDUCE_SCATTER:
+    case CONVOY_COLL_REDUCE_SCATTER_BLOCK: return 1;
+    default: return 0;
+    }
+}
+
+/* Whether r's calls are timed at all (before its arguments are known). */
+static int timed(const convoy_request r)
+{
+    const convoy__config *c = &r->cfg;
+    return r->blocking && !r->deferred && c->trial && c->native_candidate && !c->algo[r->coll] &&
+           !c->reproducible && !c->check_args && !c->tuning_file && timed_coll(r->coll);
+}
+
+static uint64_t vector_hash(const convoy__args *a)
+{
+    if (!a->rcounts || (a->coll != CONVOY_COLL_ALLGATHERV && a->coll != CONVOY_COLL_REDUCE_SCATTER))
+        return 0;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int i = 0; i < a->topo->size; i++)
+        h = (h ^ (uint64_t)a->rcounts[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static convoy__trial *find(convoy__cstate *cs, const convoy__args *a, int64_t bytes, uint64_t vh)
+{
+    for (int i = 0; i < cs->ntrials; i++) {
+        convoy__trial *t = &cs->trial[i];
+        if (t->coll == a->coll && t->bytes == bytes && t->vhash == vh) return t;
+    }
+    return NULL;
+}
+
+void convoy__trial_unplanned(convoy_request r)
+{
+    r->trial_final = !timed(r);
+}
+
+void convoy__trial_state(convoy_request r, const convoy__args *a)
+{
+    r->trial = NULL;
+    r->trial_cls = CONVOY_TRIAL_MODEL;
+    r->trial_final = 1;
+    if (!timed(r)) return;
+    convoy__cstate *cs = r->cs;
+    const int64_t bytes = convoy__args_bytes(a);
+    const uint64_t vh = vector_hash(a);
+    convoy__trial *t = find(cs, a, bytes, vh);
+    if (!t && cs->ntrials < CONVOY_TRIALS) {
+        t = &cs->trial[cs->ntrials++];
+        *t = (convoy__trial){.coll = a->coll, .bytes = bytes, .vhash = vh};
+    }
+    if (!t) return;
+    if (t->verdict) {
+        r->trial_cls = t->verdict;
+        return;
+    }
+    r->trial = t;
+    r->trial_final = 0;
+    r->trial_cls = t->calls % 2 == 0 ? CONVOY_TRIAL_TIMED_NATIVE : CONVOY_TRIAL_TIMED_CONVOY;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    const double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+static double median(const double *v)
+{
+    double s[CONVOY_TRIAL_CALLS];
+    for (int i = 0; i < CONVOY_TRIAL_CALLS; i++)
+        s[i] = v[i];
+    qsort(s, CONVOY_TRIAL_CALLS, sizeof *s, cmp_double);
+    return (s[(CONVOY_TRIAL_CALLS - 1) / 2] + s[CONVOY_TRIAL_CALLS / 2]) / 2;
+}
+
+int convoy__trial_note(convoy_request r, double dt)
+{
+    convoy__trial *t = r->trial;
+    /* (The first call of each side, which builds and touches everything, is not timed.) */
+    if (t->calls >= 2) t->t[t->calls % 2][t->calls / 2 - 1] = dt;
+    if (++t->calls < 2 + 2 * CONVOY_TRIAL_CALLS) return MPI_SUCCESS;
+    /* Each call's time is its slowest rank's (the roles of a rooted collective's ranks
+     * differ, and a root that returns early says little of the call). */
+    double slowest[2][CONVOY_TRIAL_CALLS] = {{0}};
+    const int rc =
+        PMPI_Allreduce(t->t, slowest, 2 * CONVOY_TRIAL_CALLS, MPI_DOUBLE, MPI_MAX, r->cs->priv);
+    /* Compared pair by pair (call 2i against 2i + 1: the host's drift cancels), by the
+     * median ratio. */
+    double ratio[CONVOY_TRIAL_CALLS];
+    int wins = 0;
+    for (int i = 0; i < CONVOY_TRIAL_CALLS; i++) {
+        ratio[i] = slowest[0][i] > 0 ? slowest[1][i] / slowest[0][i] : 1;
+        wins += ratio[i] < 1;
+    }
+    const double out[2] = {median(slowest[0]), median(slowest[1])}, q = median(ratio);
+    t->verdict = !rc && q < CONVOY_TRIAL_MARGIN && 4 * wins >= 3 * CONVOY_TRIAL_CALLS
+                     ? CONVOY_TRIAL_CONVOY
+                     : CONVOY_TRIAL_NATIVE;
+    if (r->cfg.verbose && r->cs->topo.rank == 0)
+        fprintf(stderr,
+                "convoy: MPI_%s of %lld bytes, timed %d times each: the MPI library %.2f us, "
+                "%s %.2f us (medians of the calls' slowest ranks; of their ratios %.3f, "
+                "Convoy faster in %d of %d): %s from now on\n",
+                r->what, (long long)t->bytes, CONVOY_TRIAL_CALLS, 1e6 * out[0],
+                r->algo ? r->algo->name : "no algorithm", 1e6 * out[1], q, wins, CONVOY_TRIAL_CALLS,
+                t->verdict == CONVOY_TRIAL_CONVOY ? "Convoy" : "the library");
+    return rc;
+}

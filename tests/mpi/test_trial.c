@@ -1,0 +1,215 @@
+/*
+ * The trial (src/api/trial.c): where the MPI library's collective is a candidate
+ * (CONVOY_NATIVE_CANDIDATE=1, as in the drop-in), the first blocking calls of each kind
+ * alternate between the library's collective and Convoy's choice, and the side timed
+ * faster serves the kind from then on, on every rank alike.
+ *
+ * The program makes one side slow: rank 0 sleeps before every timed call of that side
+ * (the library's are the even calls from the third on, Convoy's the odd ones), so every
+ * other rank waits for it inside the call. Then the other side must be the verdict: the
+ * library's where Convoy's calls were slowed, Convoy's algorithm where the library's
+ * were; every rank must report the same choice on every later call, and every call's
+ * result must equal the hand-derived one (the alternation must not corrupt anything, and a
+ * rank on the other side than its peers would hang, which the guard reports). Two kinds
+ * are timed at once (their calls interleaved, one slowed on each side): Allgatherv with
+ * two count vectors of the same total, which must get records of their own, and the other
+ * timed collectives. Under CONVOY_TRIAL=0 the choice must not depend on the delays (the
+ * model's alone).
+ */
+#include "common.h"
+
+#include "api/api.h"
+#include "api/internal.h"
+#include "convoy.h"
+
+enum { CALLS = 2 + 2 * CONVOY_TRIAL_CALLS, AFTER = 6, COUNT_MAX = 512 };
+static double delay = 5e-3; /* seconds; --delay s */
+
+enum { ALLREDUCE, ALLGATHER, ALLGATHERV_A, ALLGATHERV_B, ALLTOALL, BARRIER, RSB, RS, NKINDS };
+static const char *const kind_name[NKINDS] = {"Allreduce 3 ints",       "Allgather 256 ints",
+                                              "Allgatherv (vector a)",  "Allgatherv (vector b)",
+                                              "Alltoall 4 ints",        "Barrier",
+                                              "Reduce_scatter_block 8", "Reduce_scatter"};
+
+static int rank, size;
+static int *sendbuf, *recvbuf, *counts, *displs;
+
+/* Allgatherv's vectors: a = rank + 1 elements each, b = the same total, reversed. */
+static void vector(int kind, int *c, int *d)
+{
+    int off = 0;
+    for (int i = 0; i < size; i++) {
+        c[i] = kind == ALLGATHERV_A ? i + 1 : size - i;
+        d[i] = off;
+        off += c[i];
+    }
+}
+
+static int value(int r, int i)
+{
+    return (int)(tc_hash(7, r, i) % 1000);
+}
+
+/* One call of the kind on comm; 1 if its result is the hand-derived one. */
+static int call(int kind, MPI_Comm comm)
+{
+    int n = 0, ok = 1;
+    switch (kind) {
+    case ALLREDUCE:
+        for (int i = 0; i < 3; i++)
+            sendbuf[i] = value(rank, i);
+        convoy_Allreduce(sendbuf, recvbuf, 3, MPI_INT, MPI_SUM, comm);
+        for (int i = 0; i < 3; i++) {
+            int want = 0;
+            for (int r = 0; r < size; r++)
+                want += value(r, i);
+            ok &= recvbuf[i] == want;
+        }
+        return ok;
+    case ALLGATHER:
+        for (int i = 0; i < 256; i++)
+            sendbuf[i] = value(rank, i);
+        convoy_Allgather(sendbuf, 256, MPI_INT, recvbuf, 256, MPI_INT, comm);
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < 256; i++)
+                ok &= recvbuf[r * 256 + i] == value(r, i);
+        return ok;
+    case ALLGATHERV_A:
+    case ALLGATHERV_B:
+        vector(kind, counts, displs);
+        for (int i = 0; i < counts[rank]; i++)
+            sendbuf[i] = value(rank, i);
+        convoy_Allgatherv(sendbuf, counts[rank], MPI_INT, recvbuf, counts, displs, MPI_INT, comm);
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < counts[r]; i++)
+                ok &= recvbuf[displs[r] + i] == value(r, i);
+        return ok;
+    case ALLTOALL:
+        for (int i = 0; i < 4 * size; i++)
+            sendbuf[i] = value(rank, i);
+        convoy_Alltoall(sendbuf, 4, MPI_INT, recvbuf, 4, MPI_INT, comm);
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < 4; i++)
+                ok &= recvbuf[r * 4 + i] == value(r, rank * 4 + i);
+        return ok;
+    case BARRIER: return convoy_Barrier(comm) == MPI_SUCCESS;
+    case RSB:
+    case RS:
+        for (int r = 0; r < size; r++) {
+            counts[r] = kind == RSB ? 8 : 1 + r % 3;
+            displs[r] = n;
+            n += counts[r];
+        }
+        for (int i = 0; i < n; i++)
+            sendbuf[i] = value(rank, i);
+        if (kind == RSB)
+            convoy_Reduce_scatter_block(sendbuf, recvbuf, 8, MPI_INT, MPI_SUM, comm);
+        else
+            convoy_Reduce_scatter(sendbuf, recvbuf, counts, MPI_INT, MPI_SUM, comm);
+        for (int i = 0; i < counts[rank]; i++) {
+            int want = 0;
+            for (int r = 0; r < size; r++)
+                want += value(r, displs[rank] + i);
+            ok &= recvbuf[i] == want;
+        }
+        return ok;
+    }
+    return 0;
+}
+
+/* The choice the last call on comm ran, the same on every rank: "native", an algorithm's
+ * name, or "(ranks differ)". */
+static const char *agreed_choice(MPI_Comm comm)
+{
+    const char *mine = convoy__comm_last_algo(comm);
+    const uint64_t h = mine ? tc_hash(strlen(mine), mine[0], mine[strlen(mine) - 1]) : 0;
+    uint64_t lo = 0, hi = 0;
+    PMPI_Allreduce(&h, &lo, 1, MPI_UINT64_T, MPI_MIN, comm);
+    PMPI_Allreduce(&h, &hi, 1, MPI_UINT64_T, MPI_MAX, comm);
+    return lo != hi ? "(ranks differ)" : mine ? mine : "(none)";
+}
+
+/* Times kinds x and y at once (calls interleaved) on a new communicator, the library's
+ * side of x and Convoy's side of y slowed; then AFTER more calls of each. Writes the
+ * choices after the trial; returns 1 if every result was right and every later call of a
+ * kind made the same choice on every rank. */
+static int trial_pair(int x, int y, const char **cx, const char **cy)
+{
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    int ok = 1;
+    for (int i = 0; i < CALLS + AFTER; i++) {
+        const int timed = i >= 2 && i < CALLS, library_side = i % 2 == 0;
+        for (int k = 0; k < 2; k++) {
+            const int kind = k ? y : x;
+            /* x: the library's calls slowed; y: Convoy's. */
+            if (rank == 0 && timed && library_side == (k == 0)) tc_sleep(delay);
+            ok &= call(kind, comm);
+            if (i >= CALLS) {
+                const char *c = agreed_choice(comm);
+                const char **out = k ? cy : cx;
+                if (i == CALLS) *out = c;
+                ok &= strcmp(c, *out) == 0 && c[0] != '(';
+            }
+        }
+    }
+    MPI_Comm_free(&comm);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    tc_guard_init(120);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc > 2 && strcmp(argv[1], "--delay") == 0) delay = atof(argv[2]);
+    sendbuf = malloc(sizeof(int) * COUNT_MAX * (size_t)size);
+    recvbuf = malloc(sizeof(int) * COUNT_MAX * (size_t)size);
+    counts = malloc(sizeof(int) * (size_t)size);
+    displs = malloc(sizeof(int) * (size_t)size);
+    const char *v = getenv("CONVOY_TRIAL");
+    const int trial = !v || strcmp(v, "0") != 0;
+    /* Pairs: each kind once with the library slowed, once with Convoy slowed. */
+    static const int pairs[][2] = {{ALLGATHERV_A, ALLGATHERV_B},
+                                   {ALLGATHERV_B, ALLGATHERV_A},
+                                   {ALLREDUCE, ALLGATHER},
+                                   {ALLGATHER, ALLREDUCE},
+                                   {ALLTOALL, BARRIER},
+                                   {BARRIER, ALLTOALL},
+                                   {RSB, RS},
+                                   {RS, RSB}};
+    const char *slow_lib[NKINDS] = {0}, *slow_convoy[NKINDS] = {0};
+    for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++) {
+        const int x = pairs[p][0], y = pairs[p][1];
+        char what[160];
+        snprintf(what, sizeof what, "trial: %s (library slowed) with %s (Convoy slowed)",
+                 kind_name[x], kind_name[y]);
+        tc_case(what);
+        const int ok = trial_pair(x, y, &slow_lib[x], &slow_convoy[y]);
+        tc_check(MPI_COMM_WORLD, ok, what, "a wrong result, or ranks that chose differently");
+    }
+    for (int k = 0; k < NKINDS; k++) {
+        char what[160], detail[200];
+        const char *a = slow_lib[k] ? slow_lib[k] : "(none)",
+                   *b = slow_convoy[k] ? slow_convoy[k] : "(none)";
+        snprintf(detail, sizeof detail, "library slowed: %s; Convoy slowed: %s", a, b);
+        if (trial) {
+            snprintf(what, sizeof what, "trial: %s served by the side timed faster", kind_name[k]);
+            tc_check(MPI_COMM_WORLD,
+                     strcmp(a, "native") != 0 && a[0] != '(' && strcmp(b, "native") == 0, what,
+                     detail);
+        } else {
+            snprintf(what, sizeof what, "CONVOY_TRIAL=0: %s chosen by the model alone",
+                     kind_name[k]);
+            tc_check(MPI_COMM_WORLD, strcmp(a, b) == 0 && a[0] != '(', what, detail);
+        }
+    }
+    free(sendbuf);
+    free(recvbuf);
+    free(counts);
+    free(displs);
+    const int rc = tc_finish();
+    MPI_Finalize();
+    return rc;
+}
