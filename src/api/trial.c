@@ -24,6 +24,8 @@
  * calls (MPI orders a communicator's collectives alike everywhere). Up to CONVOY_TRIALS
  * kinds per communicator get a record, opened by their first call in call order and never
  * dropped, so whether a kind has one is the same everywhere; later kinds follow the model.
+ * (Where no Convoy algorithm applies, both sides are the library's, and so is either
+ * verdict.)
  *
  * Every rank must take the same side in every call. A call's class (the model's choice, a
  * verdict, or a timed call's side: CONVOY_TRIAL_*) is a function of its kind's record as
@@ -148,8 +150,7 @@ int convoy__trial_note(convoy_request r, double dt)
     /* (The first call of each side, which builds and touches everything, is not timed.) */
     if (t->calls >= 2) t->t[t->calls % 2][t->calls / 2 - 1] = dt;
     if (++t->calls < 2 + 2 * CONVOY_TRIAL_CALLS) return MPI_SUCCESS;
-    /* Each call's time is its slowest rank's (the roles of a rooted collective's ranks
-     * differ, and a root that returns early says little of the call). */
+    /* Each call's time is its slowest rank's: the call is over when that rank is. */
     double slowest[2][CONVOY_TRIAL_CALLS] = {{0}};
     const int rc =
         PMPI_Allreduce(t->t, slowest, 2 * CONVOY_TRIAL_CALLS, MPI_DOUBLE, MPI_MAX, r->cs->priv);

@@ -122,7 +122,9 @@ static int call(int kind, MPI_Comm comm)
 static const char *agreed_choice(MPI_Comm comm)
 {
     const char *mine = convoy__comm_last_algo(comm);
-    const uint64_t h = mine ? tc_hash(strlen(mine), mine[0], mine[strlen(mine) - 1]) : 0;
+    uint64_t h = 0;
+    for (const char *p = mine; p && *p; p++)
+        h = tc_mix(h ^ (uint64_t)(unsigned char)*p);
     uint64_t lo = 0, hi = 0;
     PMPI_Allreduce(&h, &lo, 1, MPI_UINT64_T, MPI_MIN, comm);
     PMPI_Allreduce(&h, &hi, 1, MPI_UINT64_T, MPI_MAX, comm);
