@@ -85,9 +85,11 @@ static uint64_t vector_hash(const convoy__args *a)
 {
     if (!a->rcounts || (a->coll != CONVOY_COLL_ALLGATHERV && a->coll != CONVOY_COLL_REDUCE_SCATTER))
         return 0;
+    /* In bytes: a rank may count in a datatype of its own (MPI asks only for equal type
+     * signatures), and then its element counts differ from its peers'. */
     uint64_t h = 0xcbf29ce484222325ull;
     for (int i = 0; i < a->topo->size; i++)
-        h = (h ^ (uint64_t)a->rcounts[i]) * 0x100000001b3ull;
+        h = (h ^ (uint64_t)(a->rcounts[i] * a->rtype.size)) * 0x100000001b3ull;
     return h;
 }
 

@@ -13,8 +13,9 @@
  * rank on the other side than its peers would hang, which the guard reports). Two kinds
  * are timed at once (their calls interleaved, one slowed on each side): Allgatherv with
  * two count vectors of the same total, which must get records of their own, and the other
- * timed collectives. Under CONVOY_TRIAL=0 the choice must not depend on the delays (the
- * model's alone).
+ * timed collectives; and one kind in two forms, rank 0 receiving in a datatype of its own
+ * in every other call, which must count as one. Under CONVOY_TRIAL=0 the choice must not depend on
+ * the delays (the model's alone).
  */
 #include "common.h"
 
@@ -159,6 +160,48 @@ static int trial_pair(int x, int y, const char **cx, const char **cy)
     return ok;
 }
 
+/* Allgatherv of one vector of bytes in two forms, interleaved: every rank receiving ints,
+ * and rank 0 receiving pairs of ints (a datatype of its own, half the counts; MPI asks
+ * only for equal type signatures). Both are one kind on every rank, or rank 0 would count
+ * other calls than its peers and take another side. 1 if every result was right and every
+ * later call made one choice on every rank. */
+static int mixed_types(void)
+{
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Datatype pair;
+    MPI_Type_contiguous(2, MPI_INT, &pair);
+    MPI_Type_commit(&pair);
+    int ok = 1, *rc = malloc(sizeof(int) * (size_t)size), *rd = malloc(sizeof(int) * (size_t)size);
+    for (int i = 0; i < CALLS + AFTER; i++)
+        for (int k = 0; k < 2; k++) {
+            int off = 0;
+            for (int r = 0; r < size; r++) {
+                counts[r] = 2 * (r + 1);
+                displs[r] = off;
+                off += counts[r];
+            }
+            for (int j = 0; j < counts[rank]; j++)
+                sendbuf[j] = value(rank, j);
+            const int pairs = k == 1 && rank == 0;
+            for (int r = 0; r < size; r++) {
+                rc[r] = pairs ? counts[r] / 2 : counts[r];
+                rd[r] = pairs ? displs[r] / 2 : displs[r];
+            }
+            convoy_Allgatherv(sendbuf, counts[rank], MPI_INT, recvbuf, rc, rd,
+                              pairs ? pair : MPI_INT, comm);
+            for (int r = 0; r < size; r++)
+                for (int j = 0; j < counts[r]; j++)
+                    ok &= recvbuf[displs[r] + j] == value(r, j);
+            if (i >= CALLS) ok &= agreed_choice(comm)[0] != '(';
+        }
+    free(rc);
+    free(rd);
+    MPI_Type_free(&pair);
+    MPI_Comm_free(&comm);
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -191,6 +234,10 @@ int main(int argc, char **argv)
         const int ok = trial_pair(x, y, &slow_lib[x], &slow_convoy[y]);
         tc_check(MPI_COMM_WORLD, ok, what, "a wrong result, or ranks that chose differently");
     }
+    tc_case("trial: Allgatherv, rank 0 receiving in a datatype of its own");
+    tc_check(MPI_COMM_WORLD, mixed_types(),
+             "trial: Allgatherv, rank 0 receiving in a datatype of its own",
+             "a wrong result, or ranks that chose differently");
     for (int k = 0; k < NKINDS; k++) {
         char what[160], detail[200];
         const char *a = slow_lib[k] ? slow_lib[k] : "(none)",
