@@ -14,7 +14,7 @@
  * the ranks take each call's slowest time (one MAX-allreduce of the 2 K times on the private
  * communicator) and compare the sides pair by pair (call 2i against 2i + 1, so that the
  * host's drift cancels): Convoy serves the kind from then on only if the median of its
- * K ratios is below CONVOY_TRIAL_MARGIN and it was faster in at least 3/4 of the pairs
+ * K ratios is below CONVOY_NATIVE_MARGIN (0.9) and it was faster in at least 3/4 of the pairs
  * (beyond the noise: the sign test's 5 % level at K = 16); else the library does. Convoy's
  * side is timed on the full path (planned, not a kept call), which costs more than its
  * repeats will: that too favours the library.
@@ -55,8 +55,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-
-#define CONVOY_TRIAL_MARGIN 0.9
 
 /* See above: the collectives timed. */
 static int timed_coll(int coll)
@@ -165,7 +163,7 @@ int convoy__trial_note(convoy_request r, double dt)
         wins += ratio[i] < 1;
     }
     const double out[2] = {median(slowest[0]), median(slowest[1])}, q = median(ratio);
-    t->verdict = !rc && q < CONVOY_TRIAL_MARGIN && 4 * wins >= 3 * CONVOY_TRIAL_CALLS
+    t->verdict = !rc && q < CONVOY_NATIVE_MARGIN && 4 * wins >= 3 * CONVOY_TRIAL_CALLS
                      ? CONVOY_TRIAL_CONVOY
                      : CONVOY_TRIAL_NATIVE;
     if (r->cfg.verbose && r->cs->topo.rank == 0)

@@ -100,7 +100,7 @@ int convoy__native_preferred(const convoy__algo *al, const convoy__args *a,
                              const convoy__machine *m, double *tn)
 {
     *tn = convoy__native_cost(a, m);
-    return al && *tn >= 0 && *tn <= convoy__algo_time(al, a, m);
+    return al && *tn >= 0 && convoy__algo_time(al, a, m) >= CONVOY_NATIVE_MARGIN * *tn;
 }
 
 double convoy__native_cost(const convoy__args *a, const convoy__machine *m)

@@ -58,9 +58,12 @@ const convoy__algo *convoy__select(const convoy__args *a, const convoy__machine 
  * overhead (m->overhead, added to every Convoy algorithm's cost). < 0: no model (no
  * baseline applies), the native collective is then no candidate. */
 double convoy__native_cost(const convoy__args *a, const convoy__machine *m);
+/* How much faster than the MPI library's collective Convoy's must be (predicted, or timed
+ * by the trial, src/api/trial.c) to serve a call in its place: a tie goes to the library. */
+#define CONVOY_NATIVE_MARGIN 0.9
 /* The drop-in's last choice, between al (Convoy's choice) and the MPI library's
- * collective: 1 if the library's is predicted no slower than al with Convoy's overhead
- * (native wins ties); *tn: its prediction (< 0: no model, al stays). */
+ * collective: 1 unless al with Convoy's overhead is predicted below CONVOY_NATIVE_MARGIN of
+ * the library's; *tn: the library's prediction (< 0: no model, al stays). */
 int convoy__native_preferred(const convoy__algo *al, const convoy__args *a,
                              const convoy__machine *m, double *tn);
 /* An algorithm's cost model under m. A flat algorithm's (CONVOY_ALGO_FLAT, _BASELINE)
