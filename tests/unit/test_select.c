@@ -649,10 +649,36 @@ static void measured_gaps_by_hand(void)
     convoy__topo_free(&t);
 }
 
+/* One model on 2 x 2 against costs derived by hand: at m's share and, unless want_own < 0,
+ * with cores of their own (share 1). */
+static void cost_on_2x2_by_hand(int coll, const char *name, int64_t count, const convoy__machine *m,
+                                double want, double want_own)
+{
+    convoy__topo t;
+    make_topo(&t, 2, 2);
+    convoy__args a = make_args(coll, &t, count, m);
+    const convoy__algo *al = convoy__algo_find(coll, name);
+    const double got = al ? convoy__algo_cost(al, &a, m) : 0;
+    EXPECT(al && fabs(got - want) < 1e-12,
+           "%s %s, %lld elements on 2 x 2, share %.0f: %.2f us (by hand %.2f)",
+           convoy__coll_name(coll), name, (long long)count, m->share, 1e6 * got, 1e6 * want);
+    if (want_own >= 0) {
+        convoy__machine own = *m;
+        own.share = 1;
+        a.machine = own;
+        const double got_own = al ? convoy__algo_cost(al, &a, &own) : 0;
+        EXPECT(al && fabs(got_own - want_own) < 1e-12,
+               "%s %s with cores of its own: %.2f us (by hand %.2f)", convoy__coll_name(coll), name,
+               1e6 * got_own, 1e6 * want_own);
+    }
+    convoy__topo_free(&t);
+}
+
 static void alltoall_shared_cores_by_hand(void)
 {
     /* 2 x 2 on 2 cores (share 2), 64 KiB blocks: pairwise waits 3 times and linear once,
-     * each receiving 3 blocks, which on shared cores take share * beta per byte. */
+     * each receiving 3 blocks, which on shared cores take share * beta per byte; with cores
+     * of their own, pairwise's latency model: 3 rounds. */
     const convoy__machine m = {.alpha = 4e-6,
                                .beta = 1.2e-10,
                                .alpha_node = 4e-6,
@@ -660,56 +686,26 @@ static void alltoall_shared_cores_by_hand(void)
                                .xgap_node = 1e-7,
                                .xgap_node_b = 1e-10,
                                .share = 2};
-    convoy__topo t;
-    make_topo(&t, 2, 2);
     const int64_t count = 16384;
     const double b = 4.0 * count, recv = 3 * b;
-    convoy__args a = make_args(CONVOY_COLL_ALLTOALL, &t, count, &m);
-    const convoy__algo *pw = convoy__algo_find(CONVOY_COLL_ALLTOALL, "pairwise"),
-                       *li = convoy__algo_find(CONVOY_COLL_ALLTOALL, "linear");
-    const double want_pw = 2 * (3 * m.alpha + recv * m.beta),
-                 want_li = 2 * (m.alpha + recv * m.beta);
-    const double got_pw = pw ? convoy__algo_cost(pw, &a, &m) : 0,
-                 got_li = li ? convoy__algo_cost(li, &a, &m) : 0;
-    EXPECT(fabs(got_pw - want_pw) < 1e-12 && fabs(got_li - want_li) < 1e-12,
-           "Alltoall 16K ints on 2 x 2, share 2: pairwise %.2f us (by hand %.2f), linear %.2f "
-           "us (%.2f)",
-           1e6 * got_pw, 1e6 * want_pw, 1e6 * got_li, 1e6 * want_li);
-    convoy__machine own = m;
-    own.share = 1; /* cores of their own: the latency models, pairwise 3 rounds */
-    a.machine = own;
-    EXPECT(pw && fabs(convoy__algo_cost(pw, &a, &own) - 3 * (m.alpha + b * m.beta)) < 1e-12,
-           "pairwise with cores of its own: %.2f us",
-           pw ? 1e6 * convoy__algo_cost(pw, &a, &own) : 0);
-    convoy__topo_free(&t);
+    cost_on_2x2_by_hand(CONVOY_COLL_ALLTOALL, "pairwise", count, &m,
+                        2 * (3 * m.alpha + recv * m.beta), 3 * (m.alpha + b * m.beta));
+    cost_on_2x2_by_hand(CONVOY_COLL_ALLTOALL, "linear", count, &m, 2 * (m.alpha + recv * m.beta),
+                        -1);
 }
 
 static void bcast_ring_shared_cores_by_hand(void)
 {
     /* 2 x 2 on 2 cores (share 2), 1M ints: scatter_allgather's scatter (2 levels, 3/4 of
      * the bytes down its critical path) as on cores of their own; its ring (3 rounds, 3/4
-     * of the bytes into every process at once) on the shared cores at share x. */
+     * of the bytes into every process at once) on the shared cores at share x. With cores
+     * of their own: 5 rounds, twice 3/4 of the bytes. */
     const convoy__machine m = {
         .alpha = 4e-6, .beta = 1.2e-10, .alpha_node = 4e-6, .beta_node = 1.2e-10, .share = 2};
-    convoy__topo t;
-    make_topo(&t, 2, 2);
-    const int64_t count = 1 << 20;
-    const double ring = 0.75 * 4.0 * count;
-    convoy__args a = make_args(CONVOY_COLL_BCAST, &t, count, &m);
-    const convoy__algo *sa = convoy__algo_find(CONVOY_COLL_BCAST, "scatter_allgather");
-    const double want = 2 * m.alpha + ring * m.beta + 2 * (3 * m.alpha + ring * m.beta);
-    const double got = sa ? convoy__algo_cost(sa, &a, &m) : 0;
-    EXPECT(fabs(got - want) < 1e-12,
-           "Bcast 1M ints scatter_allgather on 2 x 2, share 2: %.2f us (by hand %.2f)", 1e6 * got,
-           1e6 * want);
-    convoy__machine own = m;
-    own.share = 1; /* cores of their own: 5 rounds, twice 3/4 of the bytes */
-    a.machine = own;
-    const double want_own = 5 * m.alpha + 2 * ring * m.beta;
-    EXPECT(sa && fabs(convoy__algo_cost(sa, &a, &own) - want_own) < 1e-12,
-           "scatter_allgather with cores of its own: %.2f us (by hand %.2f)",
-           sa ? 1e6 * convoy__algo_cost(sa, &a, &own) : 0, 1e6 * want_own);
-    convoy__topo_free(&t);
+    const double ring = 0.75 * 4.0 * (1 << 20);
+    cost_on_2x2_by_hand(CONVOY_COLL_BCAST, "scatter_allgather", 1 << 20, &m,
+                        2 * m.alpha + ring * m.beta + 2 * (3 * m.alpha + ring * m.beta),
+                        5 * m.alpha + 2 * ring * m.beta);
 }
 
 static void sized_by_hand(void)
