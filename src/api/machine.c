@@ -11,24 +11,22 @@
  * a large message (CONVOY_BETA_LARGE_BYTES) over a PROBE_BYTES one: a middle message runs
  * from the caches (and, in many libraries, on the eager path) where a large one streams from
  * memory; and where processes share cores the difference of two short round trips is at
- * the scheduler's mercy (np 4 as 2 x 2: 0.013-0.19 ns/B from setup to setup at 32 KiB,
- * 0.063-0.114 from 32 KiB to 1 MiB). convoy__machine_sized says how a call uses the two
- * (coll.h; docs/architecture.md, "A call's machine"). alpha_native is
- * half the fastest empty round trip with blocking sends and receives, the MPI library's
- * own path, which its collectives take. The two differ: where processes share cores each
- * test that finds nothing yields the core (8.4 vs 2.5 us at 4 processes on 2 cores, and
- * every round of a Convoy schedule pays it); SMPI charges a nonblocking send a per-byte
- * injection cost that a blocking rendezvous send does not pay (a 256 KiB Isend between
- * two simulated Hydra nodes takes 55 us, a blocking ping-pong's half round trip 22). gamma
- * is rank 0's fastest MPI_Reduce_local (SUM of doubles) per byte, cma its fastest
- * process_vm_readv of its own PROBE_BYTES per byte (0 where not permitted); the overhead is
- * Convoy's per-call work on a repeated call (measure_overhead: the path src/api/fast.c
- * takes). Minimum times, not means: the model wants the machine,
- * not the noise of a loaded host. Rank 0 broadcasts the values, so all ranks of the communicator
- * choose the same algorithms; each process keeps the first values it learns and later communicators
- * reuse them (rank 0 of a later communicator sends its own copy: no new measurement). Nonblocking
- * setups carry rank 0's copy in their allgather of node keys and fall back to the built-in values
- * if rank 0 has none.
+ * the scheduler's mercy, so the three sizes take turns (pingpong_pair). convoy__machine_sized says
+ * how a call uses the two (coll.h; docs/architecture.md, "A call's machine"). alpha_native is half
+ * the fastest empty round trip with blocking sends and receives, the MPI library's own path, which
+ * its collectives take. The two differ: where processes share cores each test that finds nothing
+ * yields the core (8.4 vs 2.5 us at 4 processes on 2 cores, and every round of a Convoy schedule
+ * pays it); SMPI charges a nonblocking send a per-byte injection cost that a blocking rendezvous
+ * send does not pay (a 256 KiB Isend between two simulated Hydra nodes takes 55 us, a blocking
+ * ping-pong's half round trip 22). gamma is rank 0's fastest MPI_Reduce_local (SUM of doubles) per
+ * byte, cma its fastest process_vm_readv of its own PROBE_BYTES per byte (0 where not permitted);
+ * the overhead is Convoy's per-call work on a repeated call (measure_overhead: the path
+ * src/api/fast.c takes). Minimum times, not means: the model wants the machine, not the noise of a
+ * loaded host. Rank 0 broadcasts the values, so all ranks of the communicator choose the same
+ * algorithms; each process keeps the first values it learns and later communicators reuse them
+ * (rank 0 of a later communicator sends its own copy: no new measurement). Nonblocking setups carry
+ * rank 0's copy in their allgather of node keys and fall back to the built-in values if rank 0 has
+ * none.
  *
  * The lane-aware fields (papers/004 §2: coll.h): alpha_node (Convoy's path) and beta_node the same
  * way between rank 0 and its node's next process (when rank 0's node has one); beta_nic from the
@@ -70,6 +68,7 @@
 enum {
     PROBE_BYTES = CONVOY_BETA_BYTES,
     PROBE_REPS = 12,
+    PAIR_REPS = 48, /* the ping-pongs of alpha and beta (see pingpong_pair) */
     REDUCE_DOUBLES = PROBE_BYTES / 8,
     BURST = 8,
     BURST_REPS = PROBE_REPS
@@ -132,25 +131,37 @@ static int message(int send, MPI_Comm comm, int peer, char *buf, int bytes, int 
     return rc ? rc : complete(1, &q);
 }
 
-/* Fastest half round trips of `bytes` between a (pinging) and b (ponging): best[0] on
- * Convoy's path (exec) and, with `both`, best[1] with blocking calls, the two paths taking
- * turns repetition by repetition. (One after the other, a host that sped up or slowed down
- * between them made one path look faster than it is: the drop-in then compared Convoy's
- * alpha with the library's measured in another state.) */
-static int pingpong_pair(MPI_Comm comm, int rank, int a, int b, char *buf, int bytes, int both,
-                         double best[2])
+/* The probes of `pair`: an empty message on Convoy's path (exec) and the MPI library's
+ * (blocking calls), a PROBE_BYTES and a CONVOY_BETA_LARGE_BYTES one on Convoy's. */
+enum { PROBE_EMPTY, PROBE_EMPTY_NATIVE, PROBE_MIDDLE, PROBE_LARGE, PROBES };
+
+/* Fastest half round trips between a (pinging) and b (ponging) of the probes, the
+ * probes taking turns repetition by repetition (the blocking one only with `native`), in a
+ * rotating order, PAIR_REPS times. One probe after the other, a host that sped up or slowed
+ * down between them made one look faster than it is: the drop-in compared Convoy's alpha
+ * with the library's measured in another state; and where processes share cores the empty
+ * round trip's best of 12 came out 5.4-11.3 us from setup to setup while the 32 KiB one's
+ * stayed at 10.3-12.3, so beta, their difference, ranged 0.001-0.448 ns/B (np 4 as 2 x 2,
+ * ten setups; a near-zero beta made a middle message free). Taking turns, 48 times: alpha
+ * 4.6-8.9 us, beta 0.150-0.398 ns/B (ten setups interleaved with the former). */
+static int pingpong_pair(MPI_Comm comm, int rank, int a, int b, char *buf, int native,
+                         double best[PROBES])
 {
+    static const int bytes[PROBES] = {0, 0, PROBE_BYTES, CONVOY_BETA_LARGE_BYTES};
     const int peer = rank == a ? b : a;
-    best[0] = best[1] = 1e30;
-    for (int i = 0; i < PROBE_REPS + 2; i++)
-        for (int k = 0; k <= both; k++) {
-            const int exec = both ? (i + k) % 2 : 1; /* (each path first every other time) */
+    for (int k = 0; k < PROBES; k++)
+        best[k] = 0;
+    for (int i = 0; i < PAIR_REPS + 2; i++)
+        for (int j = 0; j < PROBES; j++) {
+            const int k = (i + j) % PROBES, exec = k != PROBE_EMPTY_NATIVE;
+            if (!exec && !native) continue;
             double t0 = PMPI_Wtime();
-            int rc = message(rank == a, comm, peer, buf, bytes, exec) ||
-                     message(rank != a, comm, peer, buf, bytes, exec);
+            int rc = message(rank == a, comm, peer, buf, bytes[k], exec) ||
+                     message(rank != a, comm, peer, buf, bytes[k], exec);
             if (rc) return MPI_ERR_OTHER;
             double t = (PMPI_Wtime() - t0) / 2;
-            if (i >= 2 && t < best[!exec]) best[!exec] = t; /* the first two warm the path up */
+            /* (the first two warm the path up) */
+            if (i >= 2 && (t < best[k] || best[k] == 0)) best[k] = t;
         }
     return MPI_SUCCESS;
 }
@@ -198,19 +209,17 @@ static int gap_pair(MPI_Comm comm, int rank, int a, int b, char *buf, int both, 
     return MPI_SUCCESS;
 }
 
-/* Empty and PROBE_BYTES half round trips between rank 0's side `a` and `b` (pairs run by
- * the two ranks only) on Convoy's path: alpha and beta; alpha_native (if not NULL) from an
- * empty blocking one. */
+/* Empty, PROBE_BYTES and CONVOY_BETA_LARGE_BYTES half round trips between rank 0's side `a`
+ * and `b` (pairs run by the two ranks only) on Convoy's path: alpha, beta and beta_large;
+ * alpha_native (if not NULL) from an empty blocking one. */
 static int pair(MPI_Comm comm, int me, int a, int b, char *buf, double *alpha, double *beta,
                 double *beta_large, double *alpha_native)
 {
-    double e[2] = {0, 0}, p[2] = {0, 0}, l[2] = {0, 0};
-    int rc = pingpong_pair(comm, me, a, b, buf, 0, alpha_native != NULL, e);
-    if (!rc) rc = pingpong_pair(comm, me, a, b, buf, PROBE_BYTES, 0, p);
-    if (!rc) rc = pingpong_pair(comm, me, a, b, buf, CONVOY_BETA_LARGE_BYTES, 0, l);
-    const double t0 = e[0], t1 = p[0], t2 = l[0], tn = e[1];
+    double t[PROBES];
+    int rc = pingpong_pair(comm, me, a, b, buf, alpha_native != NULL, t);
+    const double t0 = t[PROBE_EMPTY], t1 = t[PROBE_MIDDLE], t2 = t[PROBE_LARGE];
     *alpha = t0 > 0 ? t0 : 1e-7;
-    if (alpha_native) *alpha_native = tn > 0 ? tn : 1e-7;
+    if (alpha_native) *alpha_native = t[PROBE_EMPTY_NATIVE] > 0 ? t[PROBE_EMPTY_NATIVE] : 1e-7;
     *beta = t1 > t0 ? (t1 - t0) / PROBE_BYTES : 1e-12;
     *beta_large = t2 > t1 ? (t2 - t1) / (CONVOY_BETA_LARGE_BYTES - PROBE_BYTES) : 1e-12;
     return rc;
@@ -333,6 +342,26 @@ static void measure_flag(convoy__cstate *cs, convoy__machine *m)
 #endif
 }
 
+/* Virtual nodes on one host: the two levels' probes are samples of one path. Merged as
+ * round trips (the fastest empty, PROBE_BYTES and large one of either), then differenced:
+ * the smaller of two betas, each a difference of two noisy minima, is biased low. */
+static double min2(double x, double y)
+{
+    return x < y ? x : y;
+}
+
+static void merge_levels(convoy__machine *m)
+{
+    const double P = PROBE_BYTES, L = CONVOY_BETA_LARGE_BYTES - PROBE_BYTES;
+    const double t0 = min2(m->alpha, m->alpha_node),
+                 t1 = min2(m->alpha + m->beta * P, m->alpha_node + m->beta_node * P),
+                 t2 = min2(m->alpha + m->beta * P + m->beta_large * L,
+                           m->alpha_node + m->beta_node * P + m->beta_node_large * L);
+    m->alpha = m->alpha_node = t0;
+    m->beta = m->beta_node = t1 > t0 ? (t1 - t0) / P : 1e-12;
+    m->beta_large = m->beta_node_large = t2 > t1 ? (t2 - t1) / L : 1e-12;
+}
+
 static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
 {
     const int rank = cs->topo.rank;
@@ -379,17 +408,14 @@ static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
     measure_flag(cs, m);
     if (buf) rc = measure_levels(cs, partner, buf, m);
     /* Virtual nodes (CONVOY_PPN, CONVOY_NODEMAP) on one host: both levels are one path, so
-     * one value, the better estimate of the two (a loaded host's noise would otherwise
-     * decide between flat and nested schedules). */
+     * one value from both levels' probes (merge_levels; a loaded host's noise would
+     * otherwise decide between flat and nested schedules). */
     int64_t host = convoy__host_key(), other = host;
     if (!rc && rank == partner) rc = PMPI_Send(&host, 1, MPI_INT64_T, 0, 2, cs->priv);
     if (!rc && rank == 0 && partner != 0)
         rc = PMPI_Recv(&other, 1, MPI_INT64_T, partner, 2, cs->priv, MPI_STATUS_IGNORE);
     if (!rc && rank == 0 && other == host && m->alpha_node > 0) {
-        m->alpha = m->alpha_node = m->alpha < m->alpha_node ? m->alpha : m->alpha_node;
-        m->beta = m->beta_node = m->beta < m->beta_node ? m->beta : m->beta_node;
-        m->beta_large = m->beta_node_large =
-            m->beta_large < m->beta_node_large ? m->beta_large : m->beta_node_large;
+        merge_levels(m);
         m->gap = m->gap_node = m->gap < m->gap_node ? m->gap : m->gap_node;
         m->gap_b = m->gap_node_b = m->gap_b < m->gap_node_b ? m->gap_b : m->gap_node_b;
     }
