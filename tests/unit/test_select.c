@@ -650,13 +650,18 @@ static void measured_gaps_by_hand(void)
 }
 
 /* One model on 2 x 2 against costs derived by hand: at m's share and, unless want_own < 0,
- * with cores of their own (share 1). */
+ * with cores of their own (share 1); a parameter where param is not NULL. */
 static void cost_on_2x2_by_hand(int coll, const char *name, int64_t count, const convoy__machine *m,
-                                double want, double want_own)
+                                const char *param, int64_t value, double want, double want_own)
 {
     convoy__topo t;
     make_topo(&t, 2, 2);
     convoy__args a = make_args(coll, &t, count, m);
+    if (param) {
+        a.nparams = 1;
+        snprintf(a.params[0].name, sizeof a.params[0].name, "%s", param);
+        a.params[0].value = value;
+    }
     const convoy__algo *al = convoy__algo_find(coll, name);
     const double got = al ? convoy__algo_cost(al, &a, m) : 0;
     EXPECT(al && fabs(got - want) < 1e-12,
@@ -688,13 +693,13 @@ static void alltoall_shared_cores_by_hand(void)
                                .share = 2};
     const int64_t count = 16384;
     const double b = 4.0 * count, recv = 3 * b;
-    cost_on_2x2_by_hand(CONVOY_COLL_ALLTOALL, "pairwise", count, &m,
+    cost_on_2x2_by_hand(CONVOY_COLL_ALLTOALL, "pairwise", count, &m, NULL, 0,
                         2 * (3 * m.alpha + recv * m.beta), 3 * (m.alpha + b * m.beta));
-    cost_on_2x2_by_hand(CONVOY_COLL_ALLTOALL, "linear", count, &m, 2 * (m.alpha + recv * m.beta),
-                        -1);
+    cost_on_2x2_by_hand(CONVOY_COLL_ALLTOALL, "linear", count, &m, NULL, 0,
+                        2 * (m.alpha + recv * m.beta), -1);
 }
 
-static void bcast_ring_shared_cores_by_hand(void)
+static void bcast_shared_cores_by_hand(void)
 {
     /* 2 x 2 on 2 cores (share 2), 1M ints: scatter_allgather's scatter (2 levels, 3/4 of
      * the bytes down its critical path) as on cores of their own; its ring (3 rounds, 3/4
@@ -702,10 +707,16 @@ static void bcast_ring_shared_cores_by_hand(void)
      * of their own: 5 rounds, twice 3/4 of the bytes. */
     const convoy__machine m = {
         .alpha = 4e-6, .beta = 1.2e-10, .alpha_node = 4e-6, .beta_node = 1.2e-10, .share = 2};
-    const double ring = 0.75 * 4.0 * (1 << 20);
-    cost_on_2x2_by_hand(CONVOY_COLL_BCAST, "scatter_allgather", 1 << 20, &m,
+    const double n = 4.0 * (1 << 20), ring = 0.75 * n;
+    cost_on_2x2_by_hand(CONVOY_COLL_BCAST, "scatter_allgather", 1 << 20, &m, NULL, 0,
                         2 * m.alpha + ring * m.beta + 2 * (3 * m.alpha + ring * m.beta),
                         5 * m.alpha + 2 * ring * m.beta);
+    /* klane_pipeline, 8 blocks of 2 pieces: every process receives 2 pieces per block, the
+     * whole message in all, at share x; with cores of their own (no gap measured) 8 + 3
+     * steps of a lane and a node message of one piece. */
+    const double piece = n / 16, step = 2 * (m.alpha + m.beta * piece);
+    cost_on_2x2_by_hand(CONVOY_COLL_BCAST, "klane_pipeline", 1 << 20, &m,
+                        "CONVOY_BCAST_KLANE_BLOCKS", 8, 2 * (16 * m.alpha + n * m.beta), 11 * step);
 }
 
 static void sized_by_hand(void)
@@ -762,6 +773,6 @@ int main(void)
     measured_gaps_by_hand();
     sized_by_hand();
     alltoall_shared_cores_by_hand();
-    bcast_ring_shared_cores_by_hand();
+    bcast_shared_cores_by_hand();
     return unit_done();
 }
