@@ -717,6 +717,11 @@ static void bcast_shared_cores_by_hand(void)
     const double piece = n / 16, step = 2 * (m.alpha + m.beta * piece);
     cost_on_2x2_by_hand(CONVOY_COLL_BCAST, "klane_pipeline", 1 << 20, &m,
                         "CONVOY_BCAST_KLANE_BLOCKS", 8, 2 * (16 * m.alpha + n * m.beta), 11 * step);
+    /* lane: every process receives the message, half by the scatter or its lane and half in
+     * the node allgather, a wait each, at share x (its three phases of half messages, each
+     * one alpha and beta n / 2 here, come to less). */
+    cost_on_2x2_by_hand(CONVOY_COLL_BCAST, "lane", 1 << 20, &m, NULL, 0,
+                        2 * (2 * m.alpha + n * m.beta), -1);
 }
 
 static void sized_by_hand(void)
