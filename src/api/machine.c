@@ -372,7 +372,8 @@ static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
     const int pings = rank == 0 || rank == partner || rank == root_neighbour(t);
     const size_t burst = (BURST + 1) * PROBE_BYTES,
                  most = burst > CONVOY_BETA_LARGE_BYTES ? burst : CONVOY_BETA_LARGE_BYTES;
-    char *buf = calloc(1, pings ? most : PROBE_BYTES);
+    const size_t nbuf = pings ? most : PROBE_BYTES;
+    char *buf = convoy__plat_probe_alloc(nbuf);
     double *x = rank == 0 ? calloc(2 * REDUCE_DOUBLES, sizeof *x) : NULL;
     int rc = !buf || (rank == 0 && !x) ? MPI_ERR_NO_MEM : MPI_SUCCESS;
     if (!rc && (rank == 0 || rank == partner))
@@ -401,7 +402,7 @@ static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
      * failed probe above must not leave the others waiting: agree first. */
     int bad = rc != MPI_SUCCESS, any = 0;
     if (PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_LOR, cs->priv) || any) {
-        free(buf);
+        convoy__plat_probe_free(buf, nbuf);
         free(x);
         return rc ? rc : MPI_ERR_OTHER;
     }
@@ -419,7 +420,7 @@ static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
         m->gap = m->gap_node = m->gap < m->gap_node ? m->gap : m->gap_node;
         m->gap_b = m->gap_node_b = m->gap_b < m->gap_node_b ? m->gap_b : m->gap_node_b;
     }
-    free(buf);
+    convoy__plat_probe_free(buf, nbuf);
     free(x);
     return rc;
 }

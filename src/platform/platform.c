@@ -9,6 +9,10 @@
 #include <string.h>
 #include <time.h>
 
+#ifndef CONVOY_SIMGRID
+#include <sys/mman.h>
+#endif
+
 #ifdef CONVOY_SIMGRID
 #include <simgrid/host.h>
 #include <simgrid/semaphore.h>
@@ -258,3 +262,24 @@ void convoy__plat_charge_reduce(int64_t count, MPI_Datatype type)
 #else
 void convoy__plat_notified(void) {}
 #endif
+
+void *convoy__plat_probe_alloc(size_t bytes)
+{
+#ifdef CONVOY_SIMGRID
+    return calloc(1, bytes);
+#else
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+#endif
+}
+
+void convoy__plat_probe_free(void *p, size_t bytes)
+{
+    if (!p) return;
+#ifdef CONVOY_SIMGRID
+    (void)bytes;
+    free(p);
+#else
+    munmap(p, bytes);
+#endif
+}
