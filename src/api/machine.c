@@ -140,7 +140,7 @@ enum { PROBE_EMPTY, PROBE_EMPTY_NATIVE, PROBE_MIDDLE, PROBE_LARGE, PROBES };
  * rotating order, PAIR_REPS times. One probe after the other, a host that sped up or slowed
  * down between them made one look faster than it is: the drop-in compared Convoy's alpha
  * with the library's measured in another state; and where processes share cores the empty
- * round trip's best of 12 came out 5.4-11.3 us from setup to setup while the 32 KiB one's
+ * round trip's best of 12 came out 5.4-11.4 us from setup to setup while the 32 KiB one's
  * stayed at 10.3-12.3, so beta, their difference, ranged 0.001-0.448 ns/B (np 4 as 2 x 2,
  * ten setups; a near-zero beta made a middle message free). Taking turns, 48 times: alpha
  * 4.6-8.9 us, beta 0.150-0.398 ns/B (ten setups interleaved with the former). */
@@ -417,8 +417,8 @@ static int measure(convoy__cstate *cs, int partner, convoy__machine *m)
         rc = PMPI_Recv(&other, 1, MPI_INT64_T, partner, 2, cs->priv, MPI_STATUS_IGNORE);
     if (!rc && rank == 0 && other == host && m->alpha_node > 0) {
         merge_levels(m);
-        m->gap = m->gap_node = m->gap < m->gap_node ? m->gap : m->gap_node;
-        m->gap_b = m->gap_node_b = m->gap_b < m->gap_node_b ? m->gap_b : m->gap_node_b;
+        m->gap = m->gap_node = min2(m->gap, m->gap_node);
+        m->gap_b = m->gap_node_b = min2(m->gap_b, m->gap_node_b);
     }
     convoy__plat_probe_free(buf, nbuf);
     free(x);
