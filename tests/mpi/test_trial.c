@@ -173,16 +173,16 @@ static int mixed_types(void)
     MPI_Type_contiguous(2, MPI_INT, &pair);
     MPI_Type_commit(&pair);
     int ok = 1, *rc = malloc(sizeof(int) * (size_t)size), *rd = malloc(sizeof(int) * (size_t)size);
+    int off = 0;
+    for (int r = 0; r < size; r++) {
+        counts[r] = 2 * (r + 1);
+        displs[r] = off;
+        off += counts[r];
+    }
+    for (int j = 0; j < counts[rank]; j++)
+        sendbuf[j] = value(rank, j);
     for (int i = 0; i < CALLS + AFTER; i++)
         for (int k = 0; k < 2; k++) {
-            int off = 0;
-            for (int r = 0; r < size; r++) {
-                counts[r] = 2 * (r + 1);
-                displs[r] = off;
-                off += counts[r];
-            }
-            for (int j = 0; j < counts[rank]; j++)
-                sendbuf[j] = value(rank, j);
             const int pairs = k == 1 && rank == 0;
             for (int r = 0; r < size; r++) {
                 rc[r] = pairs ? counts[r] / 2 : counts[r];
