@@ -32,6 +32,7 @@ void convoy__config_read(convoy__config *c)
     c->native_blocking = convoy__native_blocking_fixed > 0;
     c->kernel = 1;
     c->trial = 1;
+    c->trial_within = 2;
     for (char **e = environ; e && *e; e++) {
         const char *s = *e;
         if (strncmp(s, "CONVOY_", 7) != 0) continue;
@@ -64,6 +65,8 @@ void convoy__config_read(convoy__config *c)
             c->kernel = strcmp(v, "0") != 0;
         else if (IS("TRIAL"))
             c->trial = strcmp(v, "0") != 0;
+        else if (IS("TRIAL_WITHIN"))
+            c->trial_within = number(v, 2) < 1 ? 1 : number(v, 2);
         else if (IS("TUNING_FILE"))
             c->tuning_file = *v ? v : NULL;
         else if (n > 5 && memcmp(name + n - 5, "_ALGO", 5) == 0) {

@@ -39,7 +39,10 @@ typedef struct convoy__config {
                                   direct kernel (kernel.c), kept one-round message calls in
                                   round.c; 0: both through the executor */
     int trial; /* CONVOY_TRIAL (default 1): where the MPI library's collective is a candidate,
-                  a blocking call's first repeats time it against Convoy's choice (trial.c) */
+                  a blocking call's first repeats time it against Convoy's close candidates
+                  (trial.c) */
+    double trial_within; /* CONVOY_TRIAL_WITHIN (default 2): Convoy's candidates predicted
+                            within this factor of its choice's time are timed too */
     int nvars;
     const char *vars[CONVOY_CONFIG_VARS]; /* every CONVOY_ entry, "NAME=value" */
     uint64_t gen; /* changes whenever the settings were read again (plan.c's memo) */
@@ -58,24 +61,26 @@ const char *convoy__config_get(const convoy__config *c, const char *name);
 /* The machine parameters as the nonblocking setup carries them (machine.c). */
 enum { CONVOY_MACHINE_KEYS = 20 };
 
-/* The library's collective timed against Convoy's choice (trial.c): one record per kind of
- * blocking call (collective, bytes, count vector), the same on every rank. */
-enum { CONVOY_TRIALS = 32, CONVOY_TRIAL_CALLS = 16 /* per side */ };
-/* A call's class: the model's choice; a verdict's; a timed call's side. */
+/* The library's collective timed against Convoy's close candidates (trial.c): one record
+ * per kind of blocking call (collective, bytes, count vector), the same on every rank. */
 enum {
-    CONVOY_TRIAL_MODEL,
-    CONVOY_TRIAL_NATIVE,
-    CONVOY_TRIAL_CONVOY,
-    CONVOY_TRIAL_TIMED_NATIVE,
-    CONVOY_TRIAL_TIMED_CONVOY
+    CONVOY_TRIALS = 32,
+    CONVOY_TRIAL_CALLS = 16, /* timed per side */
+    CONVOY_TRIAL_SIDES = 5   /* the library's collective and up to 4 of Convoy's algorithms */
 };
+/* A call's class: the model's choice, or the side it runs (timed, or the verdict's): the
+ * library's collective, or Convoy's candidate j (CONVOY_TRIAL_CONVOY + j; 0 is the model's
+ * choice). */
+enum { CONVOY_TRIAL_MODEL, CONVOY_TRIAL_NATIVE, CONVOY_TRIAL_CONVOY };
 typedef struct convoy__trial {
     int coll;
     int64_t bytes;
     uint64_t vhash; /* of the count vector (Allgatherv, Reduce_scatter), else 0 */
-    int calls;      /* made so far: even ones the library's, odd ones Convoy's */
-    int verdict;    /* 0 while timing, then CONVOY_TRIAL_NATIVE or CONVOY_TRIAL_CONVOY */
-    double t[2][CONVOY_TRIAL_CALLS]; /* seconds: [0] the library's calls, [1] Convoy's */
+    int sides;      /* the library's and Convoy's candidates' */
+    const convoy__algo *algo[CONVOY_TRIAL_SIDES]; /* [0] NULL (the library's), then Convoy's */
+    int calls;                                    /* made so far: call i runs side i % sides */
+    int verdict; /* 0 while timing, then the class of the side that serves the kind */
+    double t[CONVOY_TRIAL_SIDES][CONVOY_TRIAL_CALLS]; /* seconds, per side */
 } convoy__trial;
 
 /* One cached schedule, keyed by everything a builder reads (values, never handles, so a
@@ -292,6 +297,7 @@ struct convoy_request_s {
      * (NULL: none), and whether its choice is final (then fast.c may keep it). */
     int trial_cls, trial_final;
     convoy__trial *trial;
+    const convoy__algo *trial_algo; /* the side's algorithm, for Convoy's sides */
     MPI_Request native_req;
     /* The Convoy path. */
     const convoy__algo *algo;

@@ -274,14 +274,19 @@ static int plan_full(convoy_request r, convoy__args *a)
             strcmp(forced, "native") == 0 ? NULL : convoy__select(a, &m, NULL, r->cfg.reproducible);
     }
     /* Native is a candidate (not forced, not reproducible: the MPI library promises no
-     * bitwise agreement): the side the call's trial (trial.c) timed faster, or the side of
-     * this timed call; else kept where the best baseline, without Convoy's overhead, is
-     * predicted faster than Convoy's choice with it. */
+     * bitwise agreement): the side the call's trial (trial.c) timed fastest, or the side of
+     * this timed call (the library's, or one of Convoy's candidates: taken as a forced
+     * algorithm would be, which in another form of the kind's call may not apply); else
+     * kept where the best baseline, without Convoy's overhead, is predicted faster than
+     * Convoy's choice with it. */
     double tn = -1;
     const int cls = r->trial_cls;
-    if (al && (cls == CONVOY_TRIAL_NATIVE || cls == CONVOY_TRIAL_TIMED_NATIVE)) {
+    const convoy__algo *side = r->trial_algo ? convoy__select(a, &m, r->trial_algo->name, 0) : NULL;
+    if (al && cls == CONVOY_TRIAL_NATIVE) {
         al = NULL;
         r->native_why = "trial";
+    } else if (al && side) {
+        al = side;
     } else if (al && cls == CONVOY_TRIAL_MODEL && !ruled && !forced && !r->cfg.reproducible &&
                r->cfg.native_candidate && convoy__native_preferred(al, a, &m, &tn)) {
         al = NULL;

@@ -1,22 +1,28 @@
 /*
- * The trial: the MPI library's collective against Convoy's choice, timed in the program's
- * own calls. Where the library's collective is a candidate (CONVOY_NATIVE_CANDIDATE, on in
- * the drop-in), the cost model predicts it from the library's ping-pong latency, and at
- * small counts its collectives are not what that predicts: at np 4 as 2 x 2 on this 2-core
- * host its Allgather of 256 ints took 7.0 us where the model said 3.1 (Convoy's `direct`:
- * 4.7, predicted 4.7), its Allreduce of 255 ints 7.6 against 2.9; the drop-in handed both
- * back, where Convoy would have taken 0.61-0.78 of the library's time.
+ * The trial: the MPI library's collective against Convoy's close candidates, timed in the
+ * program's own calls. Where the library's collective is a candidate (CONVOY_NATIVE_CANDIDATE, on
+ * in the drop-in), the cost model predicts it from the library's ping-pong latency, and at small
+ * counts its collectives are not what that predicts: at np 4 as 2 x 2 on this 2-core host its
+ * Allgather of 256 ints took 7.0 us where the model said 3.1 (Convoy's `direct`: 4.7,
+ * predicted 4.7), its Allreduce of 255 ints 7.6 against 2.9; the drop-in handed both back, where
+ * Convoy would have taken 0.61-0.78 of the library's time.
  *
- * So the blocking calls of each kind alternate between the library's collective (even
- * calls) and Convoy's choice by the model (odd ones) until each side has been timed K =
- * CONVOY_TRIAL_CALLS times after one untimed call each (which builds and touches what the
- * side needs); each rank notes each call's time from start to return. After the last one
- * the ranks take each call's slowest time (one MAX-allreduce of the 2 K times on the private
- * communicator) and compare the sides pair by pair (call 2i against 2i + 1, so that the
- * host's drift cancels): Convoy serves the kind from then on only if the median of its
- * K ratios is below CONVOY_NATIVE_MARGIN (0.9) and it was faster in at least 3/4 of the pairs
- * (beyond the noise: the sign test's 5 % level at K = 16); else the library does. Convoy's
- * side is timed on the full path (planned, not a kept call), which costs more than its
+ * So the blocking calls of each kind take turns among sides: the library's collective, the
+ * model's choice, and Convoy's other algorithms predicted within CONVOY_TRIAL_WITHIN (2) of
+ * the choice's time, the best first, up to CONVOY_TRIAL_SIDES in all. The model misses among
+ * Convoy's own algorithms too: at np 4 as 2 x 2 on 2 cores, where processes share cores,
+ * Allgatherv of 1M ints per rank predicted 1454 us for `node_segment` and 2716 for
+ * `direct`, which took 0.88 of the library's time against `node_segment`'s 1.04 (halffull:
+ * 0.60 against 0.81). Each side runs once untimed (which builds and touches what it
+ * needs), then K = CONVOY_TRIAL_CALLS times timed, in cycles of one call per side; each rank
+ * notes each call's time from start to return. After the last one the ranks take each
+ * call's slowest time (one MAX-allreduce of the sides x K times on the private
+ * communicator) and compare each of Convoy's sides with the library's cycle by cycle (so
+ * that the host's drift cancels): a side qualifies if the median of its K ratios is below
+ * CONVOY_NATIVE_MARGIN (0.9) and it was faster in at least 3/4 of the cycles (beyond the
+ * noise: the sign test's 5 % level at K = 16); the qualifying side with the lowest median
+ * ratio serves the kind from then on, and where none qualifies the library does. Convoy's
+ * sides are timed on the full path (planned, not kept calls), which costs more than their
  * repeats will: that too favours the library.
  *
  * A kind: the collective, the call's bytes (convoy__args_bytes) and its count vector
@@ -24,13 +30,14 @@
  * calls (MPI orders a communicator's collectives alike everywhere). Up to CONVOY_TRIALS
  * kinds per communicator get a record, opened by their first call in call order and never
  * dropped, so whether a kind has one is the same everywhere; later kinds follow the model.
- * (Where no Convoy algorithm applies, both sides are the library's, and so is either
- * verdict.)
+ * Its sides are fixed when it opens, from the arguments and the machine parameters, which
+ * are the same on every rank (where no Convoy algorithm applies, the library serves the
+ * kind untimed).
  *
- * Every rank must take the same side in every call. A call's class (the model's choice, a
- * verdict, or a timed call's side: CONVOY_TRIAL_*) is a function of its kind's record as
- * the call finds it, which every rank changes at the same calls, and each class's choice is
- * a function of the arguments; plan.c's memo keys its entries by the class, and what runs
+ * Every rank must take the same side in every call. A call's class (the model's choice, or
+ * the side of a verdict or a timed call: CONVOY_TRIAL_*) is a function of its kind's record
+ * as the call finds it, which every rank changes at the same calls, and each class's choice
+ * is a function of the arguments; plan.c's memo keys its entries by the class, and what runs
  * without planning (fast.c's kept calls, and the drop-in's memo of them) keeps only calls
  * whose class is final: the model's where no record will be opened (not timed, or the
  * records full), or a verdict.
@@ -47,8 +54,8 @@
  * a tuning file, CONVOY_REPRODUCIBLE, CONVOY_CHECK_ARGS. The model decides those, as it
  * does everything under CONVOY_TRIAL=0. CONVOY_VERBOSE prints each verdict and its figures.
  *
- * Cost: 2 K + 2 calls of each kind on the full path, K + 1 of them on the slower side, and
- * one allreduce of 2 K doubles.
+ * Cost: (K + 1) x sides calls of each kind on the full path (34-85), K + 1 on each side,
+ * and one allreduce of sides x K doubles.
  */
 #include "api/internal.h"
 #include "select/tuning.h"
@@ -105,9 +112,21 @@ void convoy__trial_unplanned(convoy_request r)
     r->trial_final = !timed(r);
 }
 
+/* A new record's sides: the library's collective, then Convoy's candidates predicted within
+ * CONVOY_TRIAL_WITHIN of its choice (the choice first), at this call's size as plan.c
+ * sizes the machine. With none, the library serves the kind untimed. */
+static void open_sides(convoy_request r, const convoy__args *a, convoy__trial *t)
+{
+    const convoy__machine m = convoy__machine_sized(&a->machine, (double)t->bytes / a->topo->size);
+    t->sides =
+        1 + convoy__select_close(a, &m, r->cfg.trial_within, t->algo + 1, CONVOY_TRIAL_SIDES - 1);
+    if (t->sides < 2) t->verdict = CONVOY_TRIAL_NATIVE;
+}
+
 void convoy__trial_state(convoy_request r, const convoy__args *a)
 {
     r->trial = NULL;
+    r->trial_algo = NULL;
     r->trial_cls = CONVOY_TRIAL_MODEL;
     r->trial_final = 1;
     if (!timed(r)) return;
@@ -118,15 +137,15 @@ void convoy__trial_state(convoy_request r, const convoy__args *a)
     if (!t && cs->ntrials < CONVOY_TRIALS) {
         t = &cs->trial[cs->ntrials++];
         *t = (convoy__trial){.coll = a->coll, .bytes = bytes, .vhash = vh};
+        open_sides(r, a, t);
     }
     if (!t) return;
-    if (t->verdict) {
-        r->trial_cls = t->verdict;
-        return;
-    }
+    const int side = t->verdict ? t->verdict - CONVOY_TRIAL_NATIVE : t->calls % t->sides;
+    r->trial_cls = CONVOY_TRIAL_NATIVE + side;
+    r->trial_algo = t->algo[side];
+    if (t->verdict) return;
     r->trial = t;
     r->trial_final = 0;
-    r->trial_cls = t->calls % 2 == 0 ? CONVOY_TRIAL_TIMED_NATIVE : CONVOY_TRIAL_TIMED_CONVOY;
 }
 
 static int cmp_double(const void *x, const void *y)
@@ -147,32 +166,41 @@ static double median(const double *v)
 int convoy__trial_note(convoy_request r, double dt)
 {
     convoy__trial *t = r->trial;
+    const int side = t->calls % t->sides, cycle = t->calls / t->sides;
     /* (The first call of each side, which builds and touches everything, is not timed.) */
-    if (t->calls >= 2) t->t[t->calls % 2][t->calls / 2 - 1] = dt;
-    if (++t->calls < 2 + 2 * CONVOY_TRIAL_CALLS) return MPI_SUCCESS;
+    if (cycle >= 1) t->t[side][cycle - 1] = dt;
+    if (++t->calls < (1 + CONVOY_TRIAL_CALLS) * t->sides) return MPI_SUCCESS;
     /* Each call's time is its slowest rank's: the call is over when that rank is. */
-    double slowest[2][CONVOY_TRIAL_CALLS] = {{0}};
-    const int rc =
-        PMPI_Allreduce(t->t, slowest, 2 * CONVOY_TRIAL_CALLS, MPI_DOUBLE, MPI_MAX, r->cs->priv);
-    /* Compared pair by pair (call 2i against 2i + 1: the host's drift cancels), by the
-     * median ratio. */
-    double ratio[CONVOY_TRIAL_CALLS];
-    int wins = 0;
-    for (int i = 0; i < CONVOY_TRIAL_CALLS; i++) {
-        ratio[i] = slowest[0][i] > 0 ? slowest[1][i] / slowest[0][i] : 1;
-        wins += ratio[i] < 1;
+    double slowest[CONVOY_TRIAL_SIDES][CONVOY_TRIAL_CALLS] = {{0}};
+    const int rc = PMPI_Allreduce(t->t, slowest, t->sides * CONVOY_TRIAL_CALLS, MPI_DOUBLE, MPI_MAX,
+                                  r->cs->priv);
+    /* Each of Convoy's sides against the library's, cycle by cycle (the host's drift
+     * cancels), by the median ratio; the lowest of those beyond the margin and the noise. */
+    double q[CONVOY_TRIAL_SIDES] = {0};
+    int wins[CONVOY_TRIAL_SIDES] = {0}, best = 0;
+    for (int s = 1; s < t->sides; s++) {
+        double ratio[CONVOY_TRIAL_CALLS];
+        for (int i = 0; i < CONVOY_TRIAL_CALLS; i++) {
+            ratio[i] = slowest[0][i] > 0 ? slowest[s][i] / slowest[0][i] : 1;
+            wins[s] += ratio[i] < 1;
+        }
+        q[s] = median(ratio);
+        if (!rc && q[s] < CONVOY_NATIVE_MARGIN && 4 * wins[s] >= 3 * CONVOY_TRIAL_CALLS &&
+            (!best || q[s] < q[best]))
+            best = s;
     }
-    const double out[2] = {median(slowest[0]), median(slowest[1])}, q = median(ratio);
-    t->verdict = !rc && q < CONVOY_NATIVE_MARGIN && 4 * wins >= 3 * CONVOY_TRIAL_CALLS
-                     ? CONVOY_TRIAL_CONVOY
-                     : CONVOY_TRIAL_NATIVE;
-    if (r->cfg.verbose && r->cs->topo.rank == 0)
+    t->verdict = CONVOY_TRIAL_NATIVE + best;
+    if (r->cfg.verbose && r->cs->topo.rank == 0) {
         fprintf(stderr,
-                "convoy: MPI_%s of %lld bytes, timed %d times each: the MPI library %.2f us, "
-                "%s %.2f us (medians of the calls' slowest ranks; of their ratios %.3f, "
-                "Convoy faster in %d of %d): %s from now on\n",
-                r->what, (long long)t->bytes, CONVOY_TRIAL_CALLS, 1e6 * out[0],
-                r->algo ? r->algo->name : "no algorithm", 1e6 * out[1], q, wins, CONVOY_TRIAL_CALLS,
-                t->verdict == CONVOY_TRIAL_CONVOY ? "Convoy" : "the library");
+                "convoy: MPI_%s of %lld bytes, timed %d times each: the MPI library %.2f us",
+                r->what, (long long)t->bytes, CONVOY_TRIAL_CALLS, 1e6 * median(slowest[0]));
+        for (int s = 1; s < t->sides; s++)
+            fprintf(stderr, ", %s %.2f us (%.3f, faster in %d)", t->algo[s]->name,
+                    1e6 * median(slowest[s]), q[s], wins[s]);
+        fprintf(stderr,
+                " (medians of the calls' slowest ranks; of the ratios to the library's, and how "
+                "often faster): %s from now on\n",
+                best ? t->algo[best]->name : "the library");
+    }
     return rc;
 }

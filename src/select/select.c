@@ -77,6 +77,38 @@ const convoy__algo *convoy__select(const convoy__args *a, const convoy__machine 
     return best;
 }
 
+int convoy__select_close(const convoy__args *a, const convoy__machine *m, double within,
+                         const convoy__algo **out, int max)
+{
+    const convoy__algo *best = convoy__select(a, m, NULL, 0);
+    if (!best || max < 1) return 0;
+    if (max > CONVOY_CLOSE_MAX) max = CONVOY_CLOSE_MAX;
+    double t[CONVOY_CLOSE_MAX] = {convoy__algo_time(best, a, m)};
+    const double limit = within * t[0];
+    int n = 1;
+    out[0] = best;
+    for (int i = 0; i < convoy__nalgos; i++) {
+        const convoy__algo *al = &convoy__algos[i];
+        if (al == best || !usable(al, a, 0)) continue;
+        const double ti = convoy__algo_time(al, a, m);
+        if (ti > limit) continue;
+        /* Into its place by predicted time (after equal ones: the registry's order, as
+         * convoy__select's); the slowest falls off a full list. */
+        int j = n;
+        while (j > 0 && t[j - 1] > ti)
+            j--;
+        if (j >= max) continue;
+        if (n < max) n++;
+        for (int k = n - 1; k > j; k--) {
+            out[k] = out[k - 1];
+            t[k] = t[k - 1];
+        }
+        out[j] = al;
+        t[j] = ti;
+    }
+    return n;
+}
+
 double convoy__algo_cost(const convoy__algo *al, const convoy__args *a, const convoy__machine *m)
 {
     if (!al->cost) return 0;

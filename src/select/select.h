@@ -58,6 +58,13 @@ const convoy__algo *convoy__select(const convoy__args *a, const convoy__machine 
  * overhead (m->overhead, added to every Convoy algorithm's cost). < 0: no model (no
  * baseline applies), the native collective is then no candidate. */
 double convoy__native_cost(const convoy__args *a, const convoy__machine *m);
+/* Convoy's candidates for the call (not reproducible), best first as the model ranks them:
+ * its choice (convoy__select's) and every other usable algorithm predicted within `within`
+ * times its time, up to max (at most CONVOY_CLOSE_MAX) of them into out; returns how many
+ * (0: none applies). The trial (src/api/trial.c) times them. */
+enum { CONVOY_CLOSE_MAX = 8 };
+int convoy__select_close(const convoy__args *a, const convoy__machine *m, double within,
+                         const convoy__algo **out, int max);
 /* How much faster than the MPI library's collective Convoy's must be (predicted, or timed
  * by the trial, src/api/trial.c) to serve a call in its place: a tie goes to the library. */
 #define CONVOY_NATIVE_MARGIN 0.9

@@ -1,21 +1,22 @@
 /*
  * The trial (src/api/trial.c): where the MPI library's collective is a candidate
- * (CONVOY_NATIVE_CANDIDATE=1, as in the drop-in), the first blocking calls of each kind
- * alternate between the library's collective and Convoy's choice, and the side timed
- * faster serves the kind from then on, on every rank alike.
+ * (CONVOY_NATIVE_CANDIDATE=1, as in the drop-in), the first blocking calls of each kind take
+ * turns among sides (the library's collective, then Convoy's close candidates), and the
+ * side timed fastest serves the kind from then on, on every rank alike.
  *
- * The program makes one side slow: rank 0 sleeps before every timed call of that side
- * (the library's are the even calls from the third on, Convoy's the odd ones), so every
- * other rank waits for it inside the call. Then the other side must be the verdict: the
- * library's where Convoy's calls were slowed, Convoy's algorithm where the library's
- * were; every rank must report the same choice on every later call, and every call's
- * result must equal the hand-derived one (the alternation must not corrupt anything, and a
- * rank on the other side than its peers would hang, which the guard reports). Two kinds
- * are timed at once (their calls interleaved, one slowed on each side): Allgatherv with
- * two count vectors of the same total, which must get records of their own, and the other
- * timed collectives; and one kind in two forms, rank 0 receiving in a datatype of its own
- * in every other call, which must count as one. Under CONVOY_TRIAL=0 the choice must not depend on
- * the delays (the model's alone).
+ * Each kind's sides are learnt from the choices of its first calls on a communicator of
+ * their own (the library's, then Convoy's candidates, until the library's comes round
+ * again). The program then makes sides slow: rank 0 sleeps before every timed call of
+ * those sides, so every other rank waits for it inside the call. A side not slowed must be
+ * the verdict: the library's where all of Convoy's were slowed, one of Convoy's where the
+ * library's was, Convoy's last candidate where every other side was; every rank must report
+ * the same choice on every later call, and every call's result must equal the hand-derived
+ * one (the turns must not corrupt anything, and a rank on another side than its peers
+ * would hang, which the guard reports). Two kinds are timed at once (their calls
+ * interleaved): Allgatherv with two count vectors of the same total, which must get
+ * records of their own, and the other timed collectives; and one kind in two forms, rank 0
+ * receiving in a datatype of its own in every other call, which must count as one. Under
+ * CONVOY_TRIAL=0 the choice must not depend on the delays (the model's alone).
  */
 #include "common.h"
 
@@ -23,7 +24,7 @@
 #include "api/internal.h"
 #include "convoy.h"
 
-enum { CALLS = 2 + 2 * CONVOY_TRIAL_CALLS, AFTER = 6, COUNT_MAX = 512 };
+enum { AFTER = 6, COUNT_MAX = 512, MAX_SIDES = CONVOY_TRIAL_SIDES };
 static double delay = 5e-3; /* seconds; --delay s */
 
 enum { ALLREDUCE, ALLGATHER, ALLGATHERV_A, ALLGATHERV_B, ALLTOALL, BARRIER, RSB, RS, NKINDS };
@@ -132,30 +133,54 @@ static const char *agreed_choice(MPI_Comm comm)
     return lo != hi ? "(ranks differ)" : mine ? mine : "(none)";
 }
 
-/* Times kinds x and y at once (calls interleaved) on a new communicator, the library's
- * side of x and Convoy's side of y slowed; then AFTER more calls of each. Writes the
- * choices after the trial; returns 1 if every result was right and every later call of a
- * kind made the same choice on every rank. */
-static int trial_pair(int x, int y, const char **cx, const char **cy)
+/* A kind's sides as its trial runs them: the library's first ("native"), then Convoy's
+ * candidates, one untimed call each; learnt from the choices of its first calls on a
+ * communicator of their own (the candidates are a function of the call). Returns how many
+ * (0 if the ranks disagreed or the library's did not come round again); names[s]: side s's
+ * choice. */
+static int learn_sides(int kind, const char *names[MAX_SIDES])
+{
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    int n = 0;
+    for (int i = 0; i <= MAX_SIDES; i++) {
+        call(kind, comm);
+        const char *c = agreed_choice(comm);
+        if (c[0] == '(' || (i == 0) != (strcmp(c, "native") == 0)) {
+            n = i == 0 || c[0] == '(' ? 0 : i;
+            break;
+        }
+        names[i] = c;
+    }
+    MPI_Comm_free(&comm);
+    return n;
+}
+
+/* Times kinds x and y at once (calls interleaved) on a new communicator, rank 0 sleeping
+ * before every timed call of the sides that slow[k] names (a bit per side, side 0 the
+ * library's); then AFTER more calls of each. Writes the choices after each kind's trial;
+ * returns 1 if every result was right and every later call of a kind made the same choice
+ * on every rank. */
+static int trial_pair(const int kind[2], const int sides[2], const unsigned slow[2],
+                      const char *chosen[2])
 {
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     int ok = 1;
-    for (int i = 0; i < CALLS + AFTER; i++) {
-        const int timed = i >= 2 && i < CALLS, library_side = i % 2 == 0;
+    const int calls[2] = {(1 + CONVOY_TRIAL_CALLS) * sides[0], (1 + CONVOY_TRIAL_CALLS) * sides[1]};
+    const int end = (calls[0] > calls[1] ? calls[0] : calls[1]) + AFTER;
+    for (int i = 0; i < end; i++)
         for (int k = 0; k < 2; k++) {
-            const int kind = k ? y : x;
-            /* x: the library's calls slowed; y: Convoy's. */
-            if (rank == 0 && timed && library_side == (k == 0)) tc_sleep(delay);
-            ok &= call(kind, comm);
-            if (i >= CALLS) {
+            if (kind[k] < 0 || i >= calls[k] + AFTER) continue;
+            const int timed = i >= sides[k] && i < calls[k];
+            if (rank == 0 && timed && (slow[k] >> (i % sides[k]) & 1)) tc_sleep(delay);
+            ok &= call(kind[k], comm);
+            if (i >= calls[k]) {
                 const char *c = agreed_choice(comm);
-                const char **out = k ? cy : cx;
-                if (i == CALLS) *out = c;
-                ok &= strcmp(c, *out) == 0 && c[0] != '(';
+                if (i == calls[k]) chosen[k] = c;
+                ok &= strcmp(c, chosen[k]) == 0 && c[0] != '(';
             }
         }
-    }
     MPI_Comm_free(&comm);
     return ok;
 }
@@ -164,7 +189,7 @@ static int trial_pair(int x, int y, const char **cx, const char **cy)
  * and rank 0 receiving pairs of ints (a datatype of its own, half the counts; MPI asks
  * only for equal type signatures). Both are one kind on every rank, or rank 0 would count
  * other calls than its peers and take another side. 1 if every result was right and every
- * later call made one choice on every rank. */
+ * call made one choice on every rank. */
 static int mixed_types(void)
 {
     MPI_Comm comm;
@@ -181,7 +206,8 @@ static int mixed_types(void)
     }
     for (int j = 0; j < counts[rank]; j++)
         sendbuf[j] = value(rank, j);
-    for (int i = 0; i < CALLS + AFTER; i++)
+    /* (Every side's calls and then some, in pairs of calls.) */
+    for (int i = 0; i < (1 + CONVOY_TRIAL_CALLS) * MAX_SIDES / 2 + AFTER; i++)
         for (int k = 0; k < 2; k++) {
             const int pairs = k == 1 && rank == 0;
             for (int r = 0; r < size; r++) {
@@ -193,7 +219,7 @@ static int mixed_types(void)
             for (int r = 0; r < size; r++)
                 for (int j = 0; j < counts[r]; j++)
                     ok &= recvbuf[displs[r] + j] == value(r, j);
-            if (i >= CALLS) ok &= agreed_choice(comm)[0] != '(';
+            ok &= agreed_choice(comm)[0] != '(';
         }
     free(rc);
     free(rd);
@@ -213,9 +239,23 @@ int main(int argc, char **argv)
     recvbuf = malloc(sizeof(int) * COUNT_MAX * (size_t)size);
     counts = malloc(sizeof(int) * (size_t)size);
     displs = malloc(sizeof(int) * (size_t)size);
-    const char *v = getenv("CONVOY_TRIAL");
-    const int trial = !v || strcmp(v, "0") != 0;
-    /* Pairs: each kind once with the library slowed, once with Convoy slowed. */
+    const char *v = getenv("CONVOY_TRIAL"), *w = getenv("CONVOY_TRIAL_WITHIN");
+    const int trial = !v || strcmp(v, "0") != 0, wide = w && atof(w) >= 100;
+    /* Each kind's sides (under CONVOY_TRIAL=0 there are none to learn: two, for the
+     * delays' pattern). */
+    int sides[NKINDS];
+    const char *names[NKINDS][MAX_SIDES] = {{0}};
+    for (int k = 0; k < NKINDS; k++) {
+        sides[k] = trial ? learn_sides(k, names[k]) : 2;
+        if (!trial) continue;
+        char what[160], detail[80];
+        snprintf(what, sizeof what, "trial: %s: the library's call, then Convoy's candidates",
+                 kind_name[k]);
+        snprintf(detail, sizeof detail, "%d sides learnt from the first calls", sides[k]);
+        tc_check(MPI_COMM_WORLD, sides[k] >= 2, what, detail);
+        if (sides[k] < 2) sides[k] = 2;
+    }
+    /* Pairs: each kind once with the library slowed, once with Convoy's sides slowed. */
     static const int pairs[][2] = {{ALLGATHERV_A, ALLGATHERV_B},
                                    {ALLGATHERV_B, ALLGATHERV_A},
                                    {ALLREDUCE, ALLGATHER},
@@ -231,7 +271,11 @@ int main(int argc, char **argv)
         snprintf(what, sizeof what, "trial: %s (library slowed) with %s (Convoy slowed)",
                  kind_name[x], kind_name[y]);
         tc_case(what);
-        const int ok = trial_pair(x, y, &slow_lib[x], &slow_convoy[y]);
+        const char *chosen[2] = {0};
+        const int ok =
+            trial_pair(pairs[p], (int[]){sides[x], sides[y]}, (unsigned[]){1, ~1u}, chosen);
+        slow_lib[x] = chosen[0];
+        slow_convoy[y] = chosen[1];
         tc_check(MPI_COMM_WORLD, ok, what, "a wrong result, or ranks that chose differently");
     }
     tc_case("trial: Allgatherv, rank 0 receiving in a datatype of its own");
@@ -254,6 +298,30 @@ int main(int argc, char **argv)
             tc_check(MPI_COMM_WORLD, strcmp(a, b) == 0 && a[0] != '(', what, detail);
         }
     }
+    /* Convoy's last candidate the only side not slowed: it must serve the kind, over the
+     * model's choice. Every kind with more than one candidate; under a wide
+     * CONVOY_TRIAL_WITHIN (every applicable algorithm a candidate) at least one kind. */
+    int several = 0;
+    for (int k = 0; trial && k < NKINDS; k++) {
+        if (sides[k] < 3) continue;
+        several++;
+        char what[160], detail[200];
+        snprintf(what, sizeof what, "trial: %s served by the fastest of %d Convoy candidates",
+                 kind_name[k], sides[k] - 1);
+        tc_case(what);
+        const char *want = names[k][sides[k] - 1], *chosen[2] = {0};
+        const unsigned all = (1u << sides[k]) - 1, slow = all & ~(1u << (sides[k] - 1));
+        const int ok =
+            trial_pair((int[]){k, -1}, (int[]){sides[k], 0}, (unsigned[]){slow, 0}, chosen);
+        snprintf(detail, sizeof detail, "%s chosen, %s not slowed",
+                 chosen[0] ? chosen[0] : "(none)", want);
+        tc_check(MPI_COMM_WORLD, ok && chosen[0] && strcmp(chosen[0], want) == 0, what, detail);
+    }
+    if (trial && wide)
+        tc_check(MPI_COMM_WORLD, several > 0,
+                 "trial: CONVOY_TRIAL_WITHIN=100 gives some kind "
+                 "several Convoy candidates",
+                 "no kind had more than one");
     free(sendbuf);
     free(recvbuf);
     free(counts);

@@ -760,6 +760,57 @@ static void sized_by_hand(void)
            "a large rate below the middle one keeps the middle one: beta %g", r.beta);
 }
 
+/* The trial's candidates (convoy__select_close): the model's choice first, then the other
+ * usable algorithms within the factor by predicted time, the slowest dropped from a full
+ * list; checked against every registered algorithm one by one. */
+static void close_candidates(void)
+{
+    const int shapes[][2] = {{2, 2}, {4, 1}, {2, 4}};
+    for (int s = 0; s < 3; s++) {
+        convoy__topo t;
+        make_topo(&t, shapes[s][0], shapes[s][1]);
+        for (size_t c = 0; c < sizeof colls / sizeof *colls; c++)
+            for (int64_t count = 1; count <= 1000000; count *= 100) {
+                const convoy__args a = make_args(colls[c], &t, count, &cluster);
+                const char *name = convoy__coll_name(colls[c]);
+                const convoy__algo *out[4];
+                const int n = convoy__select_close(&a, &cluster, 2, out, 4);
+                const convoy__algo *best = convoy__select(&a, &cluster, NULL, 0);
+                EXPECT(n >= 1 && n <= 4 && out[0] == best,
+                       "%s %lld on %dx%d: %d candidates, %s first", name, (long long)count,
+                       shapes[s][0], shapes[s][1], n, n ? out[0]->name : "none");
+                if (n < 1 || out[0] != best) continue;
+                const double t0 = convoy__algo_time(best, &a, &cluster);
+                for (int i = 1; i < n; i++) {
+                    const double ti = convoy__algo_time(out[i], &a, &cluster);
+                    EXPECT(ti >= convoy__algo_time(out[i - 1], &a, &cluster) && ti <= 2 * t0 &&
+                               convoy__select(&a, &cluster, out[i]->name, 0) == out[i],
+                           "%s %lld on %dx%d: candidate %d, %s, at %.2f us (best %.2f us)", name,
+                           (long long)count, shapes[s][0], shapes[s][1], i, out[i]->name, 1e6 * ti,
+                           1e6 * t0);
+                }
+                /* Every usable algorithm within the factor is listed, or slower than the
+                 * full list's last. */
+                for (int i = 0; i < convoy__nalgos; i++) {
+                    const convoy__algo *al = &convoy__algos[i];
+                    if (!convoy__algo_serves(al, colls[c]) ||
+                        convoy__select(&a, &cluster, al->name, 0) != al)
+                        continue;
+                    const double ti = convoy__algo_time(al, &a, &cluster);
+                    int listed = 0;
+                    for (int j = 0; j < n; j++)
+                        listed |= out[j] == al;
+                    EXPECT(listed || ti > 2 * t0 ||
+                               (n == 4 && ti >= convoy__algo_time(out[3], &a, &cluster)),
+                           "%s %lld on %dx%d: %s at %.2f us left out (best %.2f us, %d listed)",
+                           name, (long long)count, shapes[s][0], shapes[s][1], al->name, 1e6 * ti,
+                           1e6 * t0, n);
+                }
+            }
+        convoy__topo_free(&t);
+    }
+}
+
 int main(void)
 {
     small_counts_on_one_host();
@@ -779,5 +830,6 @@ int main(void)
     sized_by_hand();
     alltoall_shared_cores_by_hand();
     bcast_shared_cores_by_hand();
+    close_candidates();
     return unit_done();
 }
