@@ -1,11 +1,12 @@
 /*
- * The trial: the MPI library's collective against Convoy's close candidates, timed in the
- * program's own calls. Where the library's collective is a candidate (CONVOY_NATIVE_CANDIDATE, on
- * in the drop-in), the cost model predicts it from the library's ping-pong latency, and at small
- * counts its collectives are not what that predicts: at np 4 as 2 x 2 on this 2-core host its
- * Allgather of 256 ints took 7.0 us where the model said 3.1 (Convoy's `direct`: 4.7,
- * predicted 4.7), its Allreduce of 255 ints 7.6 against 2.9; the drop-in handed both back, where
- * Convoy would have taken 0.61-0.78 of the library's time.
+ * The trial: the MPI library's collective against Convoy's close candidates, timed in
+ * the program's own calls. Where the library's collective is a candidate
+ * (CONVOY_NATIVE_CANDIDATE, on in the drop-in), the cost model predicts it from the
+ * library's ping-pong latency, and at small counts its collectives are not what that
+ * predicts: at np 4 as 2 x 2 on this 2-core host its Allgather of 256 ints took 7.0 us
+ * where the model said 3.1 (Convoy's `direct`: 4.7, predicted 4.7), its Allreduce of 255
+ * ints 7.6 against 2.9; the drop-in handed both back, where Convoy would have taken
+ * 0.61-0.78 of the library's time.
  *
  * So the blocking calls of each kind take turns among sides: the library's collective, the
  * model's choice, and Convoy's other algorithms predicted within CONVOY_TRIAL_WITHIN (2) of
