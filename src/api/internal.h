@@ -78,7 +78,7 @@ typedef struct convoy__trial {
     uint64_t vhash; /* of the count vector (Allgatherv, Reduce_scatter), else 0 */
     int sides;      /* the library's and Convoy's candidates' */
     const convoy__algo *algo[CONVOY_TRIAL_SIDES]; /* [0] NULL (the library's), then Convoy's */
-    int calls;                                    /* made so far: call i runs side i % sides */
+    int calls;   /* made so far: cycles of one call per side (trial.c) */
     int verdict; /* 0 while timing, then the class of the side that serves the kind */
     double t[CONVOY_TRIAL_SIDES][CONVOY_TRIAL_CALLS]; /* seconds, per side */
 } convoy__trial;

@@ -15,7 +15,8 @@
  * Allgatherv of 1M ints per rank predicted 1454 us for `node_segment` and 2716 for
  * `direct`, which took 0.88 of the library's time against `node_segment`'s 1.04 (halffull:
  * 0.60 against 0.81). Each side runs once untimed (which builds and touches what it
- * needs), then K = CONVOY_TRIAL_CALLS times timed, in cycles of one call per side; each rank
+ * needs), then K = CONVOY_TRIAL_CALLS times timed, in cycles of one call per side (their
+ * order rotated by one each cycle: see next_side); each rank
  * notes each call's time from start to return. After the last one the ranks take each
  * call's slowest time (one MAX-allreduce of the sides x K times on the private
  * communicator) and compare each of Convoy's sides with the library's cycle by cycle (so
@@ -113,6 +114,15 @@ void convoy__trial_unplanned(convoy_request r)
     r->trial_final = !timed(r);
 }
 
+/* The side of a kind's next timed call: one call per side in each cycle, the order rotated
+ * by one from cycle to cycle, so that no side always takes the same place in a pattern of
+ * the program's (a loop making two calls of the kind, the first after other work and the
+ * second right after it, would favour one place). */
+static int next_side(const convoy__trial *t)
+{
+    return (t->calls % t->sides + t->calls / t->sides) % t->sides;
+}
+
 /* A new record's sides: the library's collective, then Convoy's candidates predicted within
  * CONVOY_TRIAL_WITHIN of its choice (the choice first), at this call's size as plan.c
  * sizes the machine. With none, the library serves the kind untimed. */
@@ -141,7 +151,7 @@ void convoy__trial_state(convoy_request r, const convoy__args *a)
         open_sides(r, a, t);
     }
     if (!t) return;
-    const int side = t->verdict ? t->verdict - CONVOY_TRIAL_NATIVE : t->calls % t->sides;
+    const int side = t->verdict ? t->verdict - CONVOY_TRIAL_NATIVE : next_side(t);
     r->trial_cls = CONVOY_TRIAL_NATIVE + side;
     r->trial_algo = t->algo[side];
     if (t->verdict) return;
@@ -167,7 +177,7 @@ static double median(const double *v)
 int convoy__trial_note(convoy_request r, double dt)
 {
     convoy__trial *t = r->trial;
-    const int side = t->calls % t->sides, cycle = t->calls / t->sides;
+    const int side = next_side(t), cycle = t->calls / t->sides;
     /* (The first call of each side, which builds and touches everything, is not timed.) */
     if (cycle >= 1) t->t[side][cycle - 1] = dt;
     if (++t->calls < (1 + CONVOY_TRIAL_CALLS) * t->sides) return MPI_SUCCESS;

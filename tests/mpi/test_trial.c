@@ -134,10 +134,10 @@ static const char *agreed_choice(MPI_Comm comm)
 }
 
 /* A kind's sides as its trial runs them: the library's first ("native"), then Convoy's
- * candidates, one untimed call each; learnt from the choices of its first calls on a
+ * candidates, one untimed call each; then the next cycle, which trial.c's rotation starts
+ * with Convoy's first candidate. Learnt from the choices of its first calls on a
  * communicator of their own (the candidates are a function of the call). Returns how many
- * (0 if the ranks disagreed or the library's did not come round again); names[s]: side s's
- * choice. */
+ * (0 if the ranks disagreed or the order was not this); names[s]: side s's choice. */
 static int learn_sides(int kind, const char *names[MAX_SIDES])
 {
     MPI_Comm comm;
@@ -146,8 +146,14 @@ static int learn_sides(int kind, const char *names[MAX_SIDES])
     for (int i = 0; i <= MAX_SIDES; i++) {
         call(kind, comm);
         const char *c = agreed_choice(comm);
-        if (c[0] == '(' || (i == 0) != (strcmp(c, "native") == 0)) {
-            n = i == 0 || c[0] == '(' ? 0 : i;
+        const int native = strcmp(c, "native") == 0;
+        if (c[0] == '(' || (i == 0) != native) {
+            /* Back to the start: the library's (no candidate), or the first candidate. */
+            n = i == 1 ? 1 : 0;
+            break;
+        }
+        if (i >= 2 && strcmp(c, names[1]) == 0) {
+            n = i;
             break;
         }
         names[i] = c;
@@ -173,7 +179,9 @@ static int trial_pair(const int kind[2], const int sides[2], const unsigned slow
         for (int k = 0; k < 2; k++) {
             if (kind[k] < 0 || i >= calls[k] + AFTER) continue;
             const int timed = i >= sides[k] && i < calls[k];
-            if (rank == 0 && timed && (slow[k] >> (i % sides[k]) & 1)) tc_sleep(delay);
+            /* (Call i's side, as trial.c's next_side turns them.) */
+            const int side = (i % sides[k] + i / sides[k]) % sides[k];
+            if (rank == 0 && timed && (slow[k] >> side & 1)) tc_sleep(delay);
             ok &= call(kind[k], comm);
             if (i >= calls[k]) {
                 const char *c = agreed_choice(comm);
