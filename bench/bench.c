@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "api/internal.h"
 #include "check/dist.h"
 #include "parse.h"
 #include "select/select.h"
@@ -164,6 +165,15 @@ static void coll_prepare(bench_job *j, int v)
      * program makes, not the first after a change of settings. (Not while validating: the
      * poisoned receive buffer must see only the validated call.) */
     if (changed && j->timing) {
+        cj->coll->run(j->cell, bench_convoy.fn[cj->coll->id]);
+        cj->coll->prepare(j->cell);
+    }
+    /* Convoy's default times its close candidates in a kind's first calls (the trial,
+     * src/api/trial.c): "auto" is timed in the steady state a program's loop reaches, so
+     * its trial runs to the end first, untimed. */
+    for (int i = 0; j->timing && cj->after_auto && convoy__comm_trials_open(j->cell->comm) > 0 &&
+                    i < (CONVOY_TRIAL_CALLS + 1) * CONVOY_TRIAL_SIDES;
+         i++) {
         cj->coll->run(j->cell, bench_convoy.fn[cj->coll->id]);
         cj->coll->prepare(j->cell);
     }

@@ -32,6 +32,9 @@ long convoy__round_count(void);
 /* The algorithm Convoy chose for the last call on comm that it planned ("native": the MPI
  * library's), or NULL if none. For tools that report the default choice. */
 const char *convoy__comm_last_algo(MPI_Comm comm);
+/* How many kinds of call the trial (src/api/trial.c) is still timing on comm: a tool that
+ * wants a kind's steady state repeats its call until none. */
+int convoy__comm_trials_open(MPI_Comm comm);
 
 /* The decomposition Convoy uses for comm (made on first use; blocking, collective). */
 int convoy__comm_topo(MPI_Comm comm, const convoy__topo **topo);

@@ -97,6 +97,7 @@ static int state_free(convoy__cstate *cs)
     cache_clear(cs);
     convoy__topo_free(&cs->topo);
     pthread_mutex_destroy(&cs->lock);
+    free(cs->trial);
     free(cs);
     return rc;
 }
@@ -549,6 +550,16 @@ const char *convoy__comm_last_algo(MPI_Comm comm)
         PMPI_Comm_get_attr(comm, comm_keyval, &attr, &found) || !found)
         return NULL;
     return atomic_load_explicit(&((convoy__cstate *)attr)->last_algo, memory_order_relaxed);
+}
+
+int convoy__comm_trials_open(MPI_Comm comm)
+{
+    void *attr;
+    int found = 0;
+    if (comm_keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL ||
+        PMPI_Comm_get_attr(comm, comm_keyval, &attr, &found) || !found)
+        return 0;
+    return ((convoy__cstate *)attr)->trials_open;
 }
 
 int convoy__comm_machine(MPI_Comm comm, convoy__machine *m, const char **how)

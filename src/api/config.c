@@ -31,7 +31,11 @@ void convoy__config_read(convoy__config *c)
     c->native_candidate = convoy__native_candidate_default;
     c->native_blocking = convoy__native_blocking_fixed > 0;
     c->kernel = 1;
+#ifdef CONVOY_SIMGRID
+    c->trial = 0; /* a simulated cluster shows the model's choices (trial.c) */
+#else
     c->trial = 1;
+#endif
     c->trial_within = 2;
     for (char **e = environ; e && *e; e++) {
         const char *s = *e;

@@ -23,11 +23,11 @@
  * (their generation, convoy__config_gen); the communicator is the same state (no state
  * was freed since this thread found it, convoy__cstate_cached); Barrier's tuned n is the
  * same. Not kept: verbose, CONVOY_CHECK_ARGS (every call agrees), CONVOY_WATCHDOG,
- * deferred requests, a call whose choice is not final (the trial's timed calls, trial.c); Gatherv and Scatterv on more than one process (their blocking call
- * broadcasts the root's counts, which the others' arguments do not show). The machine
- * measurement's overhead probe (machine.c) runs on a communicator of its own, so its calls
- * take this path too: the overhead the cost models add to every Convoy algorithm is that
- * of a repeated call.
+ * deferred requests, a call whose choice is not final (the trial's timed calls, trial.c); Gatherv
+ * and Scatterv on more than one process (their blocking call broadcasts the root's counts, which
+ * the others' arguments do not show). The machine measurement's overhead probe (machine.c) runs on
+ * a communicator of its own, so its calls take this path too: the overhead the cost models add to
+ * every Convoy algorithm is that of a repeated call.
  */
 #include "api/internal.h"
 

@@ -38,8 +38,9 @@ typedef struct convoy__config {
     int kernel;                /* CONVOY_KERNEL (default 1): kept step-order calls run in the
                                   direct kernel (kernel.c), kept one-round message calls in
                                   round.c; 0: both through the executor */
-    int trial; /* CONVOY_TRIAL (default 1): where the MPI library's collective is a candidate,
-                  a blocking call's first repeats time it against Convoy's close candidates
+    int trial; /* CONVOY_TRIAL (default 1; 0 under SimGrid): a blocking call's first repeats
+                  time Convoy's close candidates against the library's collective where it
+                  is a candidate, else against each other where they move data only
                   (trial.c) */
     double trial_within; /* CONVOY_TRIAL_WITHIN (default 2): Convoy's candidates predicted
                             within this factor of its choice's time are timed too */
@@ -61,23 +62,24 @@ const char *convoy__config_get(const convoy__config *c, const char *name);
 /* The machine parameters as the nonblocking setup carries them (machine.c). */
 enum { CONVOY_MACHINE_KEYS = 20 };
 
-/* The library's collective timed against Convoy's close candidates (trial.c): one record
- * per kind of blocking call (collective, bytes, count vector), the same on every rank. */
+/* Close candidates timed against each other (trial.c): one record per kind of blocking
+ * call (collective, bytes, count vector), the same on every rank. */
 enum {
-    CONVOY_TRIALS = 32,
+    CONVOY_TRIALS = 64,
     CONVOY_TRIAL_CALLS = 16, /* timed per side */
-    CONVOY_TRIAL_SIDES = 5   /* the library's collective and up to 4 of Convoy's algorithms */
+    CONVOY_TRIAL_SIDES = 5   /* side 0 and up to 4 more */
 };
-/* A call's class: the model's choice, or the side it runs (timed, or the verdict's): the
- * library's collective, or Convoy's candidate j (CONVOY_TRIAL_CONVOY + j; 0 is the model's
- * choice). */
-enum { CONVOY_TRIAL_MODEL, CONVOY_TRIAL_NATIVE, CONVOY_TRIAL_CONVOY };
+/* A call's class: the model's choice, or the side it runs (timed, or the verdict's):
+ * CONVOY_TRIAL_SIDE + the side's place in its record. */
+enum { CONVOY_TRIAL_MODEL, CONVOY_TRIAL_SIDE };
 typedef struct convoy__trial {
     int coll;
     int64_t bytes;
     uint64_t vhash; /* of the count vector (Allgatherv, Reduce_scatter), else 0 */
-    int sides;      /* the library's and Convoy's candidates' */
-    const convoy__algo *algo[CONVOY_TRIAL_SIDES]; /* [0] NULL (the library's), then Convoy's */
+    int sides;
+    /* Side 0 is the one to beat: the library's collective (NULL) where it is a candidate,
+     * else the model's choice; then Convoy's other candidates, best predicted first. */
+    const convoy__algo *algo[CONVOY_TRIAL_SIDES];
     int calls;   /* made so far: cycles of one call per side (trial.c) */
     int verdict; /* 0 while timing, then the class of the side that serves the kind */
     double t[CONVOY_TRIAL_SIDES][CONVOY_TRIAL_CALLS]; /* seconds, per side */
@@ -194,8 +196,10 @@ typedef struct convoy__cstate {
     unsigned char fast_next[CONVOY_NCOLL]; /* the way the next new call replaces */
     int barrier_n; /* Barrier: n of CONVOY_DISSEM_N=auto, timed on first blocking use (0: not
                       yet); set at the same call on every rank */
-    convoy__trial trial[CONVOY_TRIALS]; /* made in call order, never dropped (trial.c) */
-    int ntrials;
+    /* The trial's records (trial.c): CONVOY_TRIALS, made on the first timed call; records
+     * opened in call order, never dropped; how many, and how many still timing. */
+    convoy__trial *trial;
+    int ntrials, trials_open;
     struct convoy__cstate *prev, *next; /* all states, freed at MPI_Finalize */
 } convoy__cstate;
 
@@ -297,7 +301,7 @@ struct convoy_request_s {
      * (NULL: none), and whether its choice is final (then fast.c may keep it). */
     int trial_cls, trial_final;
     convoy__trial *trial;
-    const convoy__algo *trial_algo; /* the side's algorithm, for Convoy's sides */
+    const convoy__algo *trial_algo; /* the side's algorithm (NULL: the library's) */
     MPI_Request native_req;
     /* The Convoy path. */
     const convoy__algo *algo;
@@ -434,7 +438,7 @@ void convoy__req_progress_others(void);
  * communicator's setup, a forced native), whether its choice is final. After a timed
  * blocking call: its time (dt seconds) noted, and after the last one the verdict, agreed
  * by all ranks (collective). */
-void convoy__trial_state(convoy_request r, const convoy__args *a);
+int convoy__trial_state(convoy_request r, const convoy__args *a);
 void convoy__trial_unplanned(convoy_request r);
 int convoy__trial_note(convoy_request r, double dt);
 /* The direct kernel (kernel.c): compiles a kept request's schedule if it runs in step

@@ -228,12 +228,13 @@ int convoy__plan(convoy_request r, convoy__args *a)
      * the applicability predicates and cost models of segment algorithms see it. */
     a->shm_bytes = r->cs->shm && !r->deferred ? r->cs->shm->bytes : 0;
     a->cma = a->shm_bytes > 0 && r->cs->cma;
-    convoy__trial_state(r, a);
+    int rc = convoy__trial_state(r, a);
+    if (rc) return rc;
     if (memo_hit(r, a)) return MPI_SUCCESS;
     convoy__args pre;
     memo_form(a, &pre);
     pre.nparams = a->nparams;
-    int rc = plan_full(r, a);
+    rc = plan_full(r, a);
     if (!rc && !r->cfg.verbose && pre.nparams == 0) memo_keep(r, &pre, a);
     return rc;
 }
@@ -282,7 +283,7 @@ static int plan_full(convoy_request r, convoy__args *a)
     double tn = -1;
     const int cls = r->trial_cls;
     const convoy__algo *side = r->trial_algo ? convoy__select(a, &m, r->trial_algo->name, 0) : NULL;
-    if (al && cls == CONVOY_TRIAL_NATIVE) {
+    if (al && cls != CONVOY_TRIAL_MODEL && !r->trial_algo) {
         al = NULL;
         r->native_why = "trial";
     } else if (al && side) {

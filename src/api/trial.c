@@ -8,24 +8,31 @@
  * ints 7.6 against 2.9; the drop-in handed both back, where Convoy would have taken
  * 0.61-0.78 of the library's time.
  *
- * So the blocking calls of each kind take turns among sides: the library's collective, the
- * model's choice, and Convoy's other algorithms predicted within CONVOY_TRIAL_WITHIN (2) of
- * the choice's time, the best first, up to CONVOY_TRIAL_SIDES in all. The model misses among
- * Convoy's own algorithms too: at np 4 as 2 x 2 on 2 cores, where processes share cores,
- * Allgatherv of 1M ints per rank predicted 1454 us for `node_segment` and 2716 for
- * `direct`, which took 0.88 of the library's time against `node_segment`'s 1.04 (halffull:
- * 0.60 against 0.81). Each side runs once untimed (which builds and touches what it
- * needs), then K = CONVOY_TRIAL_CALLS times timed, in cycles of one call per side (their
- * order rotated by one each cycle: see next_side); each rank
- * notes each call's time from start to return. After the last one the ranks take each
- * call's slowest time (one MAX-allreduce of the sides x K times on the private
- * communicator) and compare each of Convoy's sides with the library's cycle by cycle (so
- * that the host's drift cancels): a side qualifies if the median of its K ratios is below
- * CONVOY_NATIVE_MARGIN (0.9) and it was faster in at least 3/4 of the cycles (beyond the
- * noise: the sign test's 5 % level at K = 16); the qualifying side with the lowest median
- * ratio serves the kind from then on, and where none qualifies the library does. Convoy's
- * sides are timed on the full path (planned, not kept calls), which costs more than their
- * repeats will: that too favours the library.
+ * So the blocking calls of each kind take turns among sides: side 0, the one to beat (the
+ * library's collective), then the model's choice and Convoy's other algorithms predicted
+ * within CONVOY_TRIAL_WITHIN (2) of the choice's time, the best first, up to
+ * CONVOY_TRIAL_SIDES in all. The model misses among Convoy's own algorithms too: at np 4 as
+ * 2 x 2 on 2 cores, where processes share cores, Allgatherv of 1M ints per rank predicted
+ * 1454 us for `node_segment` and 2716 for `direct`, which took 0.88 of the library's time
+ * against `node_segment`'s 1.04 (halffull: 0.60 against 0.81). So where the library's
+ * collective is no candidate (programs calling convoy_*), the collectives that only move
+ * data (Allgather(v), Alltoall, Barrier: whichever side runs, the result has the same bits)
+ * time Convoy's candidates the same way, side 0 the model's choice; the reductions keep the
+ * model's choice, so that a repeated call keeps giving the same bits (MPI's advice for
+ * reductions).
+ *
+ * Each side runs once untimed (which builds and touches what it needs), then K =
+ * CONVOY_TRIAL_CALLS times timed, in cycles of one call per side (their order rotated by one
+ * each cycle: see next_side); each rank notes each call's time from start to return. After
+ * the last one the ranks take each call's slowest time (one MAX-allreduce of the sides x K
+ * times on the private communicator) and compare each other side with side 0 cycle by cycle
+ * (so that the host's drift cancels): a side qualifies if the median of its K ratios is
+ * below CONVOY_NATIVE_MARGIN (0.9) and it was faster in at least 3/4 of the cycles (beyond
+ * the noise: the sign test's 5 % level at K = 16); the qualifying side with the lowest median
+ * ratio serves the kind from then on, and where none qualifies side 0 does. Convoy's sides
+ * are timed on the full path (planned, not kept calls), which costs more than their repeats
+ * will: that too favours the library. Under SimGrid the trial is off unless CONVOY_TRIAL=1:
+ * a simulated cluster is there to show the models' choices.
  *
  * A kind: the collective, the call's bytes (convoy__args_bytes) and its count vector
  * (Allgatherv, Reduce_scatter): what every rank passes alike, so every rank counts the same
@@ -33,8 +40,9 @@
  * kinds per communicator get a record, opened by their first call in call order and never
  * dropped, so whether a kind has one is the same everywhere; later kinds follow the model.
  * Its sides are fixed when it opens, from the arguments and the machine parameters, which
- * are the same on every rank (where no Convoy algorithm applies, the library serves the
- * kind untimed).
+ * are the same on every rank (where it has one side, that side serves the kind untimed).
+ * cs->trials_open counts the records still timing (tools that time a steady state wait for
+ * none: convoy__comm_trials_open).
  *
  * Every rank must take the same side in every call. A call's class (the model's choice, or
  * the side of a verdict or a timed call: CONVOY_TRIAL_*) is a function of its kind's record
@@ -57,7 +65,8 @@
  * does everything under CONVOY_TRIAL=0. CONVOY_VERBOSE prints each verdict and its figures.
  *
  * Cost: (K + 1) x sides calls of each kind on the full path (34-85), K + 1 on each side,
- * and one allreduce of sides x K doubles.
+ * one allreduce of sides x K doubles, and the records (CONVOY_TRIALS of 0.7 KiB) made on a
+ * communicator's first timed call.
  */
 #include "api/internal.h"
 #include "select/tuning.h"
@@ -65,17 +74,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* See above: the collectives timed. */
-static int timed_coll(int coll)
+/* See above: the collectives timed against the library's; and those timed in the library
+ * mode, which move data only (every side's result has the same bits). */
+static int timed_coll(int coll, int native)
 {
     switch (coll) {
     case CONVOY_COLL_ALLGATHER:
     case CONVOY_COLL_ALLGATHERV:
-    case CONVOY_COLL_ALLREDUCE:
     case CONVOY_COLL_ALLTOALL:
-    case CONVOY_COLL_BARRIER:
+    case CONVOY_COLL_BARRIER: return 1;
+    case CONVOY_COLL_ALLREDUCE:
     case CONVOY_COLL_REDUCE_SCATTER:
-    case CONVOY_COLL_REDUCE_SCATTER_BLOCK: return 1;
+    case CONVOY_COLL_REDUCE_SCATTER_BLOCK: return native;
     default: return 0;
     }
 }
@@ -84,8 +94,8 @@ static int timed_coll(int coll)
 static int timed(const convoy_request r)
 {
     const convoy__config *c = &r->cfg;
-    return r->blocking && !r->deferred && c->trial && c->native_candidate && !c->algo[r->coll] &&
-           !c->reproducible && !c->check_args && !c->tuning_file && timed_coll(r->coll);
+    return r->blocking && !r->deferred && c->trial && !c->algo[r->coll] && !c->reproducible &&
+           !c->check_args && !c->tuning_file && timed_coll(r->coll, c->native_candidate);
 }
 
 static uint64_t vector_hash(const convoy__args *a)
@@ -123,40 +133,47 @@ static int next_side(const convoy__trial *t)
     return (t->calls % t->sides + t->calls / t->sides) % t->sides;
 }
 
-/* A new record's sides: the library's collective, then Convoy's candidates predicted within
- * CONVOY_TRIAL_WITHIN of its choice (the choice first), at this call's size as plan.c
- * sizes the machine. With none, the library serves the kind untimed. */
+/* A new record's sides: the library's collective where it is a candidate, then Convoy's
+ * candidates predicted within CONVOY_TRIAL_WITHIN of its choice (the choice first), at this
+ * call's size as plan.c sizes the machine. With one side it serves the kind untimed. */
 static void open_sides(convoy_request r, const convoy__args *a, convoy__trial *t)
 {
     const convoy__machine m = convoy__machine_sized(&a->machine, (double)t->bytes / a->topo->size);
-    t->sides =
-        1 + convoy__select_close(a, &m, r->cfg.trial_within, t->algo + 1, CONVOY_TRIAL_SIDES - 1);
-    if (t->sides < 2) t->verdict = CONVOY_TRIAL_NATIVE;
+    const int lib = r->cfg.native_candidate;
+    t->sides = lib + convoy__select_close(a, &m, r->cfg.trial_within, t->algo + lib,
+                                          CONVOY_TRIAL_SIDES - lib);
+    if (t->sides < 2)
+        t->verdict = CONVOY_TRIAL_SIDE;
+    else
+        r->cs->trials_open++;
 }
 
-void convoy__trial_state(convoy_request r, const convoy__args *a)
+int convoy__trial_state(convoy_request r, const convoy__args *a)
 {
     r->trial = NULL;
     r->trial_algo = NULL;
     r->trial_cls = CONVOY_TRIAL_MODEL;
     r->trial_final = 1;
-    if (!timed(r)) return;
+    if (!timed(r)) return MPI_SUCCESS;
     convoy__cstate *cs = r->cs;
     const int64_t bytes = convoy__args_bytes(a);
     const uint64_t vh = vector_hash(a);
+    if (!cs->trial && !(cs->trial = calloc(CONVOY_TRIALS, sizeof *cs->trial)))
+        return MPI_ERR_NO_MEM;
     convoy__trial *t = find(cs, a, bytes, vh);
     if (!t && cs->ntrials < CONVOY_TRIALS) {
         t = &cs->trial[cs->ntrials++];
         *t = (convoy__trial){.coll = a->coll, .bytes = bytes, .vhash = vh};
         open_sides(r, a, t);
     }
-    if (!t) return;
-    const int side = t->verdict ? t->verdict - CONVOY_TRIAL_NATIVE : next_side(t);
-    r->trial_cls = CONVOY_TRIAL_NATIVE + side;
+    if (!t) return MPI_SUCCESS;
+    const int side = t->verdict ? t->verdict - CONVOY_TRIAL_SIDE : next_side(t);
+    r->trial_cls = CONVOY_TRIAL_SIDE + side;
     r->trial_algo = t->algo[side];
-    if (t->verdict) return;
+    if (t->verdict) return MPI_SUCCESS;
     r->trial = t;
     r->trial_final = 0;
+    return MPI_SUCCESS;
 }
 
 static int cmp_double(const void *x, const void *y)
@@ -174,6 +191,11 @@ static double median(const double *v)
     return (s[(CONVOY_TRIAL_CALLS - 1) / 2] + s[CONVOY_TRIAL_CALLS / 2]) / 2;
 }
 
+static const char *side_name(const convoy__trial *t, int s)
+{
+    return t->algo[s] ? t->algo[s]->name : "the MPI library";
+}
+
 int convoy__trial_note(convoy_request r, double dt)
 {
     convoy__trial *t = r->trial;
@@ -185,8 +207,8 @@ int convoy__trial_note(convoy_request r, double dt)
     double slowest[CONVOY_TRIAL_SIDES][CONVOY_TRIAL_CALLS] = {{0}};
     const int rc = PMPI_Allreduce(t->t, slowest, t->sides * CONVOY_TRIAL_CALLS, MPI_DOUBLE, MPI_MAX,
                                   r->cs->priv);
-    /* Each of Convoy's sides against the library's, cycle by cycle (the host's drift
-     * cancels), by the median ratio; the lowest of those beyond the margin and the noise. */
+    /* Each other side against side 0, cycle by cycle (the host's drift cancels), by the
+     * median ratio; the lowest of those beyond the margin and the noise. */
     double q[CONVOY_TRIAL_SIDES] = {0};
     int wins[CONVOY_TRIAL_SIDES] = {0}, best = 0;
     for (int s = 1; s < t->sides; s++) {
@@ -200,18 +222,18 @@ int convoy__trial_note(convoy_request r, double dt)
             (!best || q[s] < q[best]))
             best = s;
     }
-    t->verdict = CONVOY_TRIAL_NATIVE + best;
+    t->verdict = CONVOY_TRIAL_SIDE + best;
+    r->cs->trials_open--;
     if (r->cfg.verbose && r->cs->topo.rank == 0) {
-        fprintf(stderr,
-                "convoy: MPI_%s of %lld bytes, timed %d times each: the MPI library %.2f us",
-                r->what, (long long)t->bytes, CONVOY_TRIAL_CALLS, 1e6 * median(slowest[0]));
+        fprintf(stderr, "convoy: MPI_%s of %lld bytes, timed %d times each: %s %.2f us", r->what,
+                (long long)t->bytes, CONVOY_TRIAL_CALLS, side_name(t, 0), 1e6 * median(slowest[0]));
         for (int s = 1; s < t->sides; s++)
-            fprintf(stderr, ", %s %.2f us (%.3f, faster in %d)", t->algo[s]->name,
+            fprintf(stderr, ", %s %.2f us (%.3f, faster in %d)", side_name(t, s),
                     1e6 * median(slowest[s]), q[s], wins[s]);
         fprintf(stderr,
-                " (medians of the calls' slowest ranks; of the ratios to the library's, and how "
+                " (medians of the calls' slowest ranks; of the ratios to the first, and how "
                 "often faster): %s from now on\n",
-                best ? t->algo[best]->name : "the library");
+                side_name(t, best));
     }
     return rc;
 }

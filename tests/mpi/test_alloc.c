@@ -6,10 +6,10 @@
  * the MPI library's business and are counted separately, for information only.
  *
  * For each collective: warm-up calls (the communicator's state, the plan, the schedule
- * cache, the request pool), then REPS calls with equal arguments; the check is that
- * Convoy made no allocation in them, and that the results match the native collective's
- * (so that the zero is not that of a call that did nothing). A control case proves the
- * counting works: one call with new arguments (a schedule to build) must allocate.
+ * cache, the request pool, and the trial's calls where it times the kind), then REPS calls with
+ * equal arguments; the check is that Convoy made no allocation in them, and that the results match
+ * the native collective's (so that the zero is not that of a call that did nothing). A control case
+ * proves the counting works: one call with new arguments (a schedule to build) must allocate.
  *
  * The direct kernel (src/api/kernel.c): where the communicator is one node and the choice
  * is Barrier node_flags or Allreduce node_dissem, every repeated call must have run in it;
@@ -27,6 +27,7 @@
 #include "common.h"
 
 #include "api/api.h"
+#include "api/internal.h"
 #include "convoy.h"
 
 #include <stddef.h>
@@ -66,6 +67,7 @@ void *realloc(void *p, size_t n)
 }
 
 enum { WARMUP = 5, REPS = 100, MAXP = 64 };
+enum { TRIAL_CALLS_MAX = (CONVOY_TRIAL_CALLS + 1) * CONVOY_TRIAL_SIDES };
 
 /* One collective, called through Convoy (impl 0) or natively (impl 1); len: how many ints
  * of out hold this rank's result (rooted collectives: root 0). */
@@ -579,8 +581,12 @@ int main(int argc, char **argv)
             char what[128], detail[256] = "";
             snprintf(what, sizeof what, "%s of %d ints: no allocation in %d calls", colls[c].name,
                      n, REPS);
-            for (int i = 0; i < WARMUP; i++)
+            /* (WARMUP calls after the trial's timed calls, which plan in full, where it
+             * times the kind: src/api/trial.c.) */
+            for (int i = 0, warm = 0; warm < WARMUP && i < WARMUP + TRIAL_CALLS_MAX; i++) {
                 colls[c].call(0, in, out, n, MPI_COMM_WORLD);
+                warm = convoy__comm_trials_open(MPI_COMM_WORLD) ? 0 : warm + 1;
+            }
             own_allocs = all_allocs = 0;
             const long k0 = convoy__kernel_count();
             counting = 1;
