@@ -187,8 +187,9 @@ static int coll_call(bench_job *j, int v)
 }
 
 /* What Convoy's default chooses for the cell: the library's record of its choice after the
- * "auto" variant's last call when it ran and stayed applicable, else after one untimed
- * call without forcing (NULL where Convoy lacks the collective). */
+ * "auto" variant's last call when it ran and stayed applicable, else after untimed calls
+ * without forcing, one or as many as its trial takes (NULL where Convoy lacks the
+ * collective). */
 static const char *default_pick(bench_job *j, coll_job *cj, const bench_result *res)
 {
     if (!bench_lib_has(&bench_convoy, cj->coll->id)) return NULL;
@@ -198,10 +199,17 @@ static const char *default_pick(bench_job *j, coll_job *cj, const bench_result *
         if (!strcmp(j->names[i], "auto") && res[i].applicable && cj->pick) return cj->pick;
     char *saved = getenv(cj->env) ? strdup(getenv(cj->env)) : NULL;
     unsetenv(cj->env);
-    cj->coll->prepare(j->cell);
+    /* (Past the trial, src/api/trial.c: the choice it settles on.) */
     const char *pick = NULL;
-    if (cj->coll->run(j->cell, bench_convoy.fn[cj->coll->id]) == MPI_SUCCESS)
+    for (int i = 0; i <= (CONVOY_TRIAL_CALLS + 1) * CONVOY_TRIAL_SIDES; i++) {
+        cj->coll->prepare(j->cell);
+        if (cj->coll->run(j->cell, bench_convoy.fn[cj->coll->id]) != MPI_SUCCESS) {
+            pick = NULL;
+            break;
+        }
         pick = convoy__comm_last_algo(j->cell->comm);
+        if (convoy__comm_trials_open(j->cell->comm) == 0) break;
+    }
     if (saved) setenv(cj->env, saved, 1);
     free(saved);
     return pick;

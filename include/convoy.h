@@ -52,10 +52,11 @@
  * CONVOY_ALLGATHERV_CMA_MIN=bytes (the Allgatherv result) and CONVOY_ALLREDUCE_CMA_MIN=bytes
  * (the Allreduce vector) force it from that size on.
  * CONVOY_TRIAL=0 makes every choice the model's: by default the first blocking calls of each
- * kind of Allgather(v), Alltoall and Barrier (and, where the library's collective is a
- * candidate, of Allreduce and Reduce_scatter(_block) too, against it) take turns among
- * Convoy's algorithms predicted within CONVOY_TRIAL_WITHIN (default 2) times the best, and
- * the fastest beyond the noise serves the kind from then on (off under SimGrid unless 1).
+ * kind of Allgather(v), Alltoall and Barrier predicted at CONVOY_TRIAL_MIN (seconds, default
+ * 0.001) or more take turns among Convoy's algorithms predicted within CONVOY_TRIAL_WITHIN
+ * (default 3) times the best, and the fastest beyond the noise serves the kind from then on;
+ * where the library's collective is a candidate, it is timed against Convoy's in those of
+ * Allreduce and Reduce_scatter(_block) too, and at every size (off under SimGrid unless 1).
  * SimGrid builds (make sim): CONVOY_SIM_COPY_BW and CONVOY_SIM_REDUCE_BW (bytes/s) charge
  * copies and reductions simulated time, CONVOY_NODE_OF_HOST=regex makes a node of several
  * simulated hosts, CONVOY_SIM_POLL (s) bounds a polling wait.

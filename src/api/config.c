@@ -36,7 +36,8 @@ void convoy__config_read(convoy__config *c)
 #else
     c->trial = 1;
 #endif
-    c->trial_within = 2;
+    c->trial_within = 3;
+    c->trial_min = 1e-3;
     for (char **e = environ; e && *e; e++) {
         const char *s = *e;
         if (strncmp(s, "CONVOY_", 7) != 0) continue;
@@ -70,7 +71,9 @@ void convoy__config_read(convoy__config *c)
         else if (IS("TRIAL"))
             c->trial = strcmp(v, "0") != 0;
         else if (IS("TRIAL_WITHIN"))
-            c->trial_within = number(v, 2) < 1 ? 1 : number(v, 2);
+            c->trial_within = number(v, 3) < 1 ? 1 : number(v, 3);
+        else if (IS("TRIAL_MIN"))
+            c->trial_min = number(v, 1e-3);
         else if (IS("TUNING_FILE"))
             c->tuning_file = *v ? v : NULL;
         else if (n > 5 && memcmp(name + n - 5, "_ALGO", 5) == 0) {

@@ -42,8 +42,10 @@ typedef struct convoy__config {
                   time Convoy's close candidates against the library's collective where it
                   is a candidate, else against each other where they move data only
                   (trial.c) */
-    double trial_within; /* CONVOY_TRIAL_WITHIN (default 2): Convoy's candidates predicted
-                            within this factor of its choice's time are timed too */
+    double trial_within; /* CONVOY_TRIAL_WITHIN (default 3): Convoy's candidates predicted
+                            within this factor of its choice's time are timed too, */
+    double trial_min;    /* CONVOY_TRIAL_MIN (seconds, default 1e-3): in calls its choice is
+                            predicted to take at least this long */
     int nvars;
     const char *vars[CONVOY_CONFIG_VARS]; /* every CONVOY_ entry, "NAME=value" */
     uint64_t gen; /* changes whenever the settings were read again (plan.c's memo) */

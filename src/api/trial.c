@@ -9,9 +9,10 @@
  * 0.61-0.78 of the library's time.
  *
  * So the blocking calls of each kind take turns among sides: side 0, the one to beat (the
- * library's collective), then the model's choice and Convoy's other algorithms predicted
- * within CONVOY_TRIAL_WITHIN (2) of the choice's time, the best first, up to
- * CONVOY_TRIAL_SIDES in all. The model misses among Convoy's own algorithms too: at np 4 as
+ * library's collective), then the model's choice and, for calls it predicts at least
+ * CONVOY_TRIAL_MIN (1 ms: see open_sides), Convoy's other algorithms predicted within
+ * CONVOY_TRIAL_WITHIN (3) times the choice's time, the best first, up to CONVOY_TRIAL_SIDES
+ * in all. The model misses among Convoy's own algorithms too: at np 4 as
  * 2 x 2 on 2 cores, where processes share cores, Allgatherv of 1M ints per rank predicted
  * 1454 us for `node_segment` and 2716 for `direct`, which took 0.88 of the library's time
  * against `node_segment`'s 1.04 (halffull: 0.60 against 0.81). So where the library's
@@ -134,14 +135,25 @@ static int next_side(const convoy__trial *t)
 }
 
 /* A new record's sides: the library's collective where it is a candidate, then Convoy's
- * candidates predicted within CONVOY_TRIAL_WITHIN of its choice (the choice first), at this
- * call's size as plan.c sizes the machine. With one side it serves the kind untimed. */
+ * choice and, where the model predicts it at least CONVOY_TRIAL_MIN, its other candidates
+ * predicted within CONVOY_TRIAL_WITHIN of it, at this call's size as plan.c sizes the
+ * machine. With one side it serves the kind untimed.
+ *
+ * Why the floor: timed calls run planned, through the executor, and a verdict's repeats
+ * run kept (fast.c: the direct kernel, the one-round message path), which is faster for
+ * some algorithms than for others. Below a millisecond that difference outweighed the
+ * algorithms': at np 4 as 2 x 2 the trial chose Alltoall `pairwise` for 1 and 1K ints and
+ * `lane` for 16K in three runs of three, 1.4-2.1 of the library's time, where the kept
+ * `linear` took 0.9 (and 6.3-6.7 us against `pairwise`'s 8.8-19.5 in a loop of 3000 calls
+ * of 1 int each); at 1M ints per rank Allgatherv's sides differ by milliseconds. */
 static void open_sides(convoy_request r, const convoy__args *a, convoy__trial *t)
 {
     const convoy__machine m = convoy__machine_sized(&a->machine, (double)t->bytes / a->topo->size);
     const int lib = r->cfg.native_candidate;
+    const convoy__algo *best = convoy__select(a, &m, NULL, 0);
+    const int more = best && convoy__algo_time(best, a, &m) >= r->cfg.trial_min;
     t->sides = lib + convoy__select_close(a, &m, r->cfg.trial_within, t->algo + lib,
-                                          CONVOY_TRIAL_SIDES - lib);
+                                          more ? CONVOY_TRIAL_SIDES - lib : 1);
     if (t->sides < 2)
         t->verdict = CONVOY_TRIAL_SIDE;
     else

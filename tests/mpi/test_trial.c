@@ -255,13 +255,13 @@ int main(int argc, char **argv)
     counts = malloc(sizeof(int) * (size_t)size);
     displs = malloc(sizeof(int) * (size_t)size);
     const char *v = getenv("CONVOY_TRIAL"), *w = getenv("CONVOY_TRIAL_WITHIN"),
-               *nc = getenv("CONVOY_NATIVE_CANDIDATE");
-    const int trial = !v || strcmp(v, "0") != 0, wide = w && atof(w) >= 100,
+               *mn = getenv("CONVOY_TRIAL_MIN"), *nc = getenv("CONVOY_NATIVE_CANDIDATE");
+    const int trial = !v || strcmp(v, "0") != 0, wide = w && atof(w) >= 100 && mn && atof(mn) == 0,
               library = nc && strcmp(nc, "0") != 0;
     /* Each kind's sides. With the library a candidate every kind is timed; else those that
-     * move data only, and where the factor lets in every applicable algorithm (wide) they
-     * have several candidates here. Under CONVOY_TRIAL=0 there are none to learn: two, for
-     * the delays' pattern. */
+     * move data only, and where every applicable algorithm is let in (wide: any factor, any
+     * predicted time) they have several candidates here. Under CONVOY_TRIAL=0 there are none to
+     * learn: two, for the delays' pattern. */
     int sides[NKINDS];
     const char *names[NKINDS][MAX_SIDES] = {{0}};
     for (int k = 0; k < NKINDS; k++) {
@@ -333,8 +333,8 @@ int main(int argc, char **argv)
         }
     }
     /* The last side (Convoy's last candidate) the only one not slowed: it must serve the
-     * kind, over side 0 and the model's choice. Every kind with three sides or more; under a
-     * wide CONVOY_TRIAL_WITHIN (every applicable algorithm a candidate) at least one. */
+     * kind, over side 0 and the model's choice. Every kind with three sides or more; under
+     * wide settings (every applicable algorithm a candidate) at least one. */
     int several = 0;
     for (int k = 0; trial && k < NKINDS; k++) {
         if (sides[k] < 3) continue;
@@ -353,7 +353,7 @@ int main(int argc, char **argv)
     }
     if (trial && wide)
         tc_check(MPI_COMM_WORLD, several > 0,
-                 "trial: CONVOY_TRIAL_WITHIN=100 gives some kind three sides or more",
+                 "trial: CONVOY_TRIAL_WITHIN=100, CONVOY_TRIAL_MIN=0: some kind has three sides",
                  "no kind had");
     free(sendbuf);
     free(recvbuf);
