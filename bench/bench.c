@@ -172,7 +172,7 @@ static void coll_prepare(bench_job *j, int v)
      * src/api/trial.c): "auto" is timed in the steady state a program's loop reaches, so
      * its trial runs to the end first, untimed. */
     for (int i = 0; j->timing && cj->after_auto && convoy__comm_trials_open(j->cell->comm) > 0 &&
-                    i < (CONVOY_TRIAL_CALLS + 1) * CONVOY_TRIAL_SIDES;
+                    i < CONVOY_TRIAL_CALLS_MAX;
          i++) {
         cj->coll->run(j->cell, bench_convoy.fn[cj->coll->id]);
         cj->coll->prepare(j->cell);
@@ -201,7 +201,7 @@ static const char *default_pick(bench_job *j, coll_job *cj, const bench_result *
     unsetenv(cj->env);
     /* (Past the trial, src/api/trial.c: the choice it settles on.) */
     const char *pick = NULL;
-    for (int i = 0; i <= (CONVOY_TRIAL_CALLS + 1) * CONVOY_TRIAL_SIDES; i++) {
+    for (int i = 0; i <= CONVOY_TRIAL_CALLS_MAX; i++) {
         cj->coll->prepare(j->cell);
         if (cj->coll->run(j->cell, bench_convoy.fn[cj->coll->id]) != MPI_SUCCESS) {
             pick = NULL;

@@ -69,7 +69,8 @@ enum { CONVOY_MACHINE_KEYS = 20 };
 enum {
     CONVOY_TRIALS = 64,
     CONVOY_TRIAL_CALLS = 16, /* timed per side */
-    CONVOY_TRIAL_SIDES = 5   /* side 0 and up to 4 more */
+    CONVOY_TRIAL_SIDES = 5,  /* side 0 and up to 4 more */
+    CONVOY_TRIAL_CALLS_MAX = (CONVOY_TRIAL_CALLS + 1) * CONVOY_TRIAL_SIDES /* a kind's trial */
 };
 /* A call's class: the model's choice, or the side it runs (timed, or the verdict's):
  * CONVOY_TRIAL_SIDE + the side's place in its record. */

@@ -274,12 +274,12 @@ static int plan_full(convoy_request r, convoy__args *a)
         al =
             strcmp(forced, "native") == 0 ? NULL : convoy__select(a, &m, NULL, r->cfg.reproducible);
     }
-    /* Native is a candidate (not forced, not reproducible: the MPI library promises no
-     * bitwise agreement): the side the call's trial (trial.c) timed fastest, or the side of
-     * this timed call (the library's, or one of Convoy's candidates: taken as a forced
-     * algorithm would be, which in another form of the kind's call may not apply); else
-     * kept where the best baseline, without Convoy's overhead, is predicted faster than
-     * Convoy's choice with it. */
+    /* A call the trial (trial.c) serves: the side it timed fastest, or the side of this
+     * timed call, the library's collective or one of Convoy's candidates (taken as a forced
+     * algorithm would be; where it does not apply to this form of the kind's call, the
+     * model's choice). Else, where native is a candidate (not forced, not reproducible: the
+     * MPI library promises no bitwise agreement), it is kept where the best baseline,
+     * without Convoy's overhead, is predicted faster than Convoy's choice with it. */
     double tn = -1;
     const int cls = r->trial_cls;
     const convoy__algo *side = r->trial_algo ? convoy__select(a, &m, r->trial_algo->name, 0) : NULL;

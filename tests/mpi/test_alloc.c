@@ -67,7 +67,6 @@ void *realloc(void *p, size_t n)
 }
 
 enum { WARMUP = 5, REPS = 100, MAXP = 64 };
-enum { TRIAL_CALLS_MAX = (CONVOY_TRIAL_CALLS + 1) * CONVOY_TRIAL_SIDES };
 
 /* One collective, called through Convoy (impl 0) or natively (impl 1); len: how many ints
  * of out hold this rank's result (rooted collectives: root 0). */
@@ -583,7 +582,7 @@ int main(int argc, char **argv)
                      n, REPS);
             /* (WARMUP calls after the trial's timed calls, which plan in full, where it
              * times the kind: src/api/trial.c.) */
-            for (int i = 0, warm = 0; warm < WARMUP && i < WARMUP + TRIAL_CALLS_MAX; i++) {
+            for (int i = 0, warm = 0; warm < WARMUP && i < WARMUP + CONVOY_TRIAL_CALLS_MAX; i++) {
                 colls[c].call(0, in, out, n, MPI_COMM_WORLD);
                 warm = convoy__comm_trials_open(MPI_COMM_WORLD) ? 0 : warm + 1;
             }
