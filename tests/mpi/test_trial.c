@@ -1,22 +1,24 @@
 /*
- * The trial (src/api/trial.c): where the MPI library's collective is a candidate
- * (CONVOY_NATIVE_CANDIDATE=1, as in the drop-in), the first blocking calls of each kind take
- * turns among sides (the library's collective, then Convoy's close candidates), and the
- * side timed fastest serves the kind from then on, on every rank alike.
+ * The trial (src/api/trial.c): the first blocking calls of each kind take turns among
+ * sides, and the side timed fastest serves the kind from then on, on every rank alike. Where
+ * the MPI library's collective is a candidate (CONVOY_NATIVE_CANDIDATE=1, as in the drop-in)
+ * side 0 is the library's, then come Convoy's close candidates; without it, side 0 is the
+ * model's choice and only the collectives that move data are timed.
  *
  * Each kind's sides are learnt from the choices of its first calls on a communicator of
- * their own (the library's, then Convoy's candidates, until the library's comes round
- * again). The program then makes sides slow: rank 0 sleeps before every timed call of
- * those sides, so every other rank waits for it inside the call. A side not slowed must be
- * the verdict: the library's where all of Convoy's were slowed, one of Convoy's where the
- * library's was, Convoy's last candidate where every other side was; every rank must report
- * the same choice on every later call, and every call's result must equal the hand-derived
- * one (the turns must not corrupt anything, and a rank on another side than its peers
- * would hang, which the guard reports). Two kinds are timed at once (their calls
- * interleaved): Allgatherv with two count vectors of the same total, which must get
- * records of their own, and the other timed collectives; and one kind in two forms, rank 0
- * receiving in a datatype of its own in every other call, which must count as one. Under
- * CONVOY_TRIAL=0 the choice must not depend on the delays (the model's alone).
+ * their own (side 0, then the others, until side 1 comes round again: trial.c rotates the
+ * order by one each cycle). The program then makes sides slow: rank 0 sleeps before every
+ * timed call of those sides, so every other rank waits for it inside the call. A side not
+ * slowed must be the verdict: side 0 where all others were slowed, another where side 0
+ * was, the last side where every other was; every rank must report the same choice on
+ * every later call, and every call's result must equal the hand-derived one (the turns must
+ * not corrupt anything, and a rank on another side than its peers would hang, which the
+ * guard reports). A kind with one side (without the library: the reductions) must keep it
+ * whatever the delays. Two kinds are timed at once (their calls interleaved): Allgatherv
+ * with two count vectors of the same total, which must get records of their own, and the
+ * other timed collectives; and one kind in two forms, rank 0 receiving in a datatype of its
+ * own in every other call, which must count as one. Under CONVOY_TRIAL=0 the choice must
+ * not depend on the delays (the model's alone).
  */
 #include "common.h"
 
@@ -164,7 +166,7 @@ static int learn_sides(int kind, const char *names[MAX_SIDES])
 
 /* Times kinds x and y at once (calls interleaved) on a new communicator, rank 0 sleeping
  * before every timed call of the sides that slow[k] names (a bit per side, side 0 the
- * library's); then AFTER more calls of each. Writes the choices after each kind's trial;
+ * lowest); then AFTER more calls of each. Writes the choices after each kind's trial;
  * returns 1 if every result was right and every later call of a kind made the same choice
  * on every rank. */
 static int trial_pair(const int kind[2], const int sides[2], const unsigned slow[2],
@@ -257,7 +259,7 @@ int main(int argc, char **argv)
     const char *v = getenv("CONVOY_TRIAL"), *w = getenv("CONVOY_TRIAL_WITHIN"),
                *mn = getenv("CONVOY_TRIAL_MIN"), *nc = getenv("CONVOY_NATIVE_CANDIDATE");
     const int trial = !v || strcmp(v, "0") != 0, wide = w && atof(w) >= 100 && mn && atof(mn) == 0,
-              library = nc && strcmp(nc, "0") != 0;
+              native = nc && strcmp(nc, "0") != 0;
     /* Each kind's sides. With the library a candidate every kind is timed; else those that
      * move data only, and where every applicable algorithm is let in (wide: any factor, any
      * predicted time) they have several candidates here. Under CONVOY_TRIAL=0 there are none to
@@ -267,18 +269,18 @@ int main(int argc, char **argv)
     for (int k = 0; k < NKINDS; k++) {
         sides[k] = trial ? learn_sides(k, names[k]) : 2;
         if (!trial) continue;
-        const int moves = k != ALLREDUCE && k != RSB && k != RS, want = library || moves ? 2 : 1;
+        const int moves = k != ALLREDUCE && k != RSB && k != RS, want = native || moves ? 2 : 1;
         char what[160], detail[120];
         snprintf(what, sizeof what, "trial: %s: %s", kind_name[k],
                  want == 1 ? "not timed without the library (it reduces)"
-                 : library ? "the library's call, then Convoy's candidates"
+                 : native  ? "the library's call, then Convoy's candidates"
                            : "Convoy's candidates, the model's choice first");
         snprintf(detail, sizeof detail, "%d sides learnt from the first calls (%s first)", sides[k],
                  names[k][0] ? names[k][0] : "none");
         tc_check(MPI_COMM_WORLD,
-                 want == 1 ? sides[k] == 1 : sides[k] >= 2 || (!library && !wide && sides[k] == 1),
+                 want == 1 ? sides[k] == 1 : sides[k] >= 2 || (!native && !wide && sides[k] == 1),
                  what, detail);
-        if (library)
+        if (native)
             tc_check(MPI_COMM_WORLD, names[k][0] && !strcmp(names[k][0], "native"),
                      "trial: the library's call first", detail);
         if (sides[k] < 1) sides[k] = 1;
