@@ -75,8 +75,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* See above: the collectives timed against the library's; and those timed in the library
- * mode, which move data only (every side's result has the same bits). */
+/* See above: the collectives timed where the library's collective is a candidate (native),
+ * and those timed without it, which move data only (every side's result has the same bits). */
 static int timed_coll(int coll, int native)
 {
     switch (coll) {
