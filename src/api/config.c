@@ -70,9 +70,10 @@ void convoy__config_read(convoy__config *c)
             c->kernel = strcmp(v, "0") != 0;
         else if (IS("TRIAL"))
             c->trial = strcmp(v, "0") != 0;
-        else if (IS("TRIAL_WITHIN"))
-            c->trial_within = number(v, 3) < 1 ? 1 : number(v, 3);
-        else if (IS("TRIAL_MIN"))
+        else if (IS("TRIAL_WITHIN")) {
+            c->trial_within = number(v, 3);
+            if (c->trial_within < 1) c->trial_within = 1;
+        } else if (IS("TRIAL_MIN"))
             c->trial_min = number(v, 1e-3);
         else if (IS("TUNING_FILE"))
             c->tuning_file = *v ? v : NULL;

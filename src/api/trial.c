@@ -150,10 +150,10 @@ static void open_sides(convoy_request r, const convoy__args *a, convoy__trial *t
 {
     const convoy__machine m = convoy__machine_sized(&a->machine, (double)t->bytes / a->topo->size);
     const int lib = r->cfg.native_candidate;
-    const convoy__algo *best = convoy__select(a, &m, NULL, 0);
-    const int more = best && convoy__algo_time(best, a, &m) >= r->cfg.trial_min;
-    t->sides = lib + convoy__select_close(a, &m, r->cfg.trial_within, t->algo + lib,
-                                          more ? CONVOY_TRIAL_SIDES - lib : 1);
+    int n =
+        convoy__select_close(a, &m, r->cfg.trial_within, t->algo + lib, CONVOY_TRIAL_SIDES - lib);
+    if (n > 1 && convoy__algo_time(t->algo[lib], a, &m) < r->cfg.trial_min) n = 1;
+    t->sides = lib + n;
     if (t->sides < 2)
         t->verdict = CONVOY_TRIAL_SIDE;
     else

@@ -224,7 +224,7 @@ static int mixed_types(void)
     for (int j = 0; j < counts[rank]; j++)
         sendbuf[j] = value(rank, j);
     /* (Every side's calls and then some, in pairs of calls.) */
-    for (int i = 0; i < (1 + CONVOY_TRIAL_CALLS) * MAX_SIDES / 2 + AFTER; i++)
+    for (int i = 0; i < CONVOY_TRIAL_CALLS_MAX / 2 + AFTER; i++)
         for (int k = 0; k < 2; k++) {
             const int pairs = k == 1 && rank == 0;
             for (int r = 0; r < size; r++) {
