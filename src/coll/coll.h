@@ -321,6 +321,11 @@ int convoy__a2a_stage(const convoy__args *a, convoy__schedule *s);
 
 typedef int (*convoy__builder)(const convoy__args *a, convoy__schedule *s);
 
+/* Allgather(v) or Bcast built by `build` on the call in bytes (src/coll/bytes.c): for the
+ * builders that cut a rank's block at element positions, which ranks with different but
+ * matching datatypes would place at different bytes. */
+int convoy__build_in_bytes(const convoy__args *a, convoy__schedule *s, convoy__builder build);
+
 /* Each algorithm file under src/coll/<coll>/ defines its builder and its cost model (the
  * predicted time under m, used by the default choice), and an applicability predicate if
  * it has restrictions. Keep the sections in order; add lines at the end of a section. */

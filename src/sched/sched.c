@@ -206,6 +206,13 @@ int convoy__add_read(convoy__schedule *s, int node_peer, convoy__region slot, co
     return add(s, &st, ndeps, deps);
 }
 
+int convoy__add_step(convoy__schedule *s, const convoy__step *st, int ndeps, const int *deps)
+{
+    if ((st->kind == CONVOY_STEP_NOTIFY || st->kind == CONVOY_STEP_WAIT) && st->flag >= s->nflags)
+        s->nflags = st->flag + 1;
+    return add(s, st, ndeps, deps);
+}
+
 int convoy__add_nested(convoy__schedule *s, int comm, convoy__schedule *child, int ndeps,
                        const int *deps)
 {

@@ -205,6 +205,10 @@ int convoy__add_nested(convoy__schedule *s, int comm, convoy__schedule *child, i
  * scratch memory or on a slice of the user's buffers; its own scratch stays its own. */
 int convoy__add_nested_on(convoy__schedule *s, int comm, convoy__schedule *child,
                           convoy__region send, convoy__region recv, int ndeps, const int *deps);
+/* A step taken from another schedule as it is (its regions already made s's with
+ * convoy__reg_move, a NESTED step's child index one of s's children), with new
+ * dependencies. */
+int convoy__add_step(convoy__schedule *s, const convoy__step *st, int ndeps, const int *deps);
 /* Convenience for the common "depends on one step, or none if dep < 0". */
 #define CONVOY_DEP(d) ((d) >= 0 ? 1 : 0), ((d) >= 0 ? (const int[]){(d)} : NULL)
 

@@ -202,15 +202,10 @@ static int trial_pair(const int kind[2], const int sides[2], const unsigned slow
  * call made one choice on every rank. */
 static int mixed_types(void)
 {
-    /* On a communicator without a node segment: Allgatherv `node_segment` splits blocks into
-     * units counted in each rank's own elements, which differ between these forms (and then
-     * hangs; docs/architecture.md, "Datatypes that differ by rank"), and the trial may time
-     * it here. */
-    setenv("CONVOY_SEGMENT_BYTES", "0", 1);
+    /* (Allgatherv `node_segment`, which the trial may time here, cuts blocks into units:
+     * built on bytes, at the same byte in both forms, src/coll/bytes.c.) */
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    convoy_Barrier(comm); /* (Convoy's state on comm is made by its first call) */
-    unsetenv("CONVOY_SEGMENT_BYTES");
     MPI_Datatype pair;
     MPI_Type_contiguous(2, MPI_INT, &pair);
     MPI_Type_commit(&pair);

@@ -340,7 +340,8 @@ static int wait_on(convoy__schedule *s, int *last, int q, int flag, int64_t v)
     return *l;
 }
 
-int convoy__allgatherv_node_segment(const convoy__args *a, convoy__schedule *s)
+/* The builder on the call in bytes (convoy__build_in_bytes). */
+static int node_segment(const convoy__args *a, convoy__schedule *s)
 {
     const convoy__topo *t = a->topo;
     ns_plan pl;
@@ -654,4 +655,9 @@ void convoy__allgatherv_node_segment_explain(const convoy__args *a, char *buf, s
                  (long long)a->shm_bytes, (long long)pl.nu);
     }
     plan_free(&pl);
+}
+
+int convoy__allgatherv_node_segment(const convoy__args *a, convoy__schedule *s)
+{
+    return convoy__build_in_bytes(a, s, node_segment);
 }

@@ -354,7 +354,8 @@ static int emit_ring(const convoy__args *a, convoy__schedule *s, const int *ord,
     return s->err;
 }
 
-int convoy__allgatherv_pipelined(const convoy__args *a, convoy__schedule *s)
+/* The builder on the call in bytes (convoy__build_in_bytes). */
+static int pipelined(const convoy__args *a, convoy__schedule *s)
 {
     const int p = a->topo->size, r = a->topo->rank;
     int copy = -1;
@@ -389,4 +390,9 @@ double convoy__allgatherv_pipelined_cost(const convoy__args *a, const convoy__ma
     const int64_t rounds = c.z == 0 ? nreal - minb : nreal - 1 + (c.z + c.n - 1) / c.n;
     const int64_t bytes = (be < c.maxm ? be : c.maxm) * a->rtype.size;
     return (double)rounds * (m->alpha + m->beta * (double)bytes);
+}
+
+int convoy__allgatherv_pipelined(const convoy__args *a, convoy__schedule *s)
+{
+    return convoy__build_in_bytes(a, s, pipelined);
 }

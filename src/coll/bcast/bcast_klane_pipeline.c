@@ -112,7 +112,8 @@ int64_t convoy__bcast_klane_pipeline_blocks(const convoy__args *a)
     return nb < 1 ? 1 : nb > most ? most : nb;
 }
 
-int convoy__bcast_klane_pipeline(const convoy__args *a, convoy__schedule *s)
+/* The builder on the call in bytes (convoy__build_in_bytes). */
+static int klane_pipeline(const convoy__args *a, convoy__schedule *s)
 {
     const convoy__topo *t = a->topo;
     const int N = t->nnodes, k = t->ppn, R = t->node_of[a->root], r0 = t->node_rank_of[a->root];
@@ -182,4 +183,9 @@ void convoy__bcast_klane_pipeline_explain(const convoy__args *a, char *buf, size
 {
     snprintf(buf, len, "%lld pipeline blocks of %d pieces (CONVOY_BCAST_KLANE_BLOCKS)",
              (long long)convoy__bcast_klane_pipeline_blocks(a), a->topo->max_ppn);
+}
+
+int convoy__bcast_klane_pipeline(const convoy__args *a, convoy__schedule *s)
+{
+    return convoy__build_in_bytes(a, s, klane_pipeline);
 }

@@ -61,7 +61,8 @@ static convoy__region block(const convoy__args *a, int n, int j)
                        convoy__lane_block(a->count, n, j));
 }
 
-int convoy__bcast_lane(const convoy__args *a, convoy__schedule *s)
+/* The builder on the call in bytes (convoy__build_in_bytes). */
+static int lane(const convoy__args *a, convoy__schedule *s)
 {
     const convoy__topo *t = a->topo;
     const int N = t->nnodes, R = t->node_of[a->root], nR = t->node_size[R];
@@ -152,4 +153,9 @@ double convoy__bcast_lane_cost(const convoy__args *a, const convoy__machine *m)
                                              CONVOY_LANE_LEAST_SCRATCH | CONVOY_LANE_IN_PLACE),
                  w = convoy__shared_cores_work(m, 2, bytes);
     return c > w ? c : w;
+}
+
+int convoy__bcast_lane(const convoy__args *a, convoy__schedule *s)
+{
+    return convoy__build_in_bytes(a, s, lane);
 }

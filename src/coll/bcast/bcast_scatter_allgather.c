@@ -44,7 +44,8 @@ static convoy__region chunks(const convoy__args *a, int64_t c, int j0, int j1)
     return convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, lo * a->rtype.extent, hi - lo);
 }
 
-int convoy__bcast_scatter_allgather(const convoy__args *a, convoy__schedule *s)
+/* The builder on the call in bytes (convoy__build_in_bytes). */
+static int scatter_allgather(const convoy__args *a, convoy__schedule *s)
 {
     const int p = a->topo->size, v = convoy__rooted_vrank(a);
     if (a->count == 0 || p == 1) return s->err;
@@ -97,4 +98,9 @@ double convoy__bcast_scatter_allgather_cost(const convoy__args *a, const convoy_
     const double ring = (p - 1) * m->alpha + ring_bytes * m->beta,
                  w = convoy__shared_cores_work(m, p - 1, ring_bytes);
     return depth * m->alpha + ring_bytes * m->beta + (ring > w ? ring : w);
+}
+
+int convoy__bcast_scatter_allgather(const convoy__args *a, convoy__schedule *s)
+{
+    return convoy__build_in_bytes(a, s, scatter_allgather);
 }

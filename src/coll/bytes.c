@@ -1,0 +1,219 @@
+/*
+ * Building on the call in bytes, for algorithms that cut a rank's block at element
+ * positions (Allgatherv node_segment and pipelined, Bcast scatter_allgather, lane and
+ * klane_pipeline: CONVOY_ALGO_SPLITS).
+ *
+ * MPI asks the ranks of a call only for equal type signatures, so they may describe the same
+ * data with different datatypes (rank 0 receiving pairs of ints, the others ints). A cut
+ * after ceil(E / n) elements then falls on different bytes on different ranks, and the
+ * pieces no longer match (wrong data, MPI_ERR_TRUNCATE, a hang). Built on the call in
+ * bytes, every rank cuts at the same byte:
+ * - a rank whose types are dense (each element its size, nothing around it: the basic and
+ *   contiguous types) sees its buffers as bytes: the builder gets byte counts and
+ *   displacements, and its regions' type slots become CONVOY_T_BYTE (the whole tree);
+ * - a rank with a type that is not dense packs (as MPICH's Bcast does): the schedule built
+ *   on bytes runs on scratch memory; its data to send (Allgatherv's send block, in place
+ *   its own block; the Bcast root's buffer) is packed there first, and the received data
+ *   (Allgatherv's blocks, the Bcast buffer off the root) unpacked last. The schedule tree
+ *   keeps its shape (no nesting added), so tag blocks agree with ranks that do not pack.
+ * Cost: none for dense types; a pack and an unpack of the data on a rank that packs, and the
+ * packed data in scratch.
+ */
+#include "coll/coll.h"
+
+#include <stdlib.h>
+
+static int dense(const convoy__dtype *d)
+{
+    return d->size == 0 || (d->size == d->extent && d->true_lb == 0 && d->true_extent == d->size);
+}
+
+static void bytes_slots(convoy__schedule *s)
+{
+    for (int i = 0; i < s->nsteps; i++) {
+        convoy__step *st = &s->steps[i];
+        if (st->src.tslot != CONVOY_T_BYTE) st->src.tslot = CONVOY_T_BYTE;
+        if (st->dst.tslot != CONVOY_T_BYTE) st->dst.tslot = CONVOY_T_BYTE;
+    }
+    for (int i = 0; i < s->nchildren; i++)
+        bytes_slots(s->children[i]);
+}
+
+/* Where a rank that packs keeps the byte schedule's buffers in its scratch memory (-1: the
+ * user's buffer, dense), after the byte schedule's own scratch. */
+typedef struct packing {
+    int64_t send_off, recv_off;
+} packing;
+
+static convoy__region packed_reg(convoy__region r, const packing *p)
+{
+    const int64_t off = r.buf == CONVOY_BUF_SEND   ? p->send_off
+                        : r.buf == CONVOY_BUF_RECV ? p->recv_off
+                                                   : -1;
+    if (off >= 0) {
+        r.buf = CONVOY_BUF_TMP;
+        r.off += off;
+    }
+    r.tslot = CONVOY_T_BYTE;
+    return r;
+}
+
+/* s: the pack steps (already added), then x's steps on the packed buffers (those without
+ * dependencies after every pack step), then the unpack steps (unpack below). x's children
+ * move to s. */
+static void append_packed(convoy__schedule *s, convoy__schedule *x, const packing *p)
+{
+    const int npre = s->nsteps;
+    int *pre = malloc((size_t)(npre > 0 ? npre : 1) * sizeof *pre);
+    if (!pre) {
+        s->err = CONVOY_ERR_NO_MEM;
+        return;
+    }
+    for (int i = 0; i < npre; i++)
+        pre[i] = i;
+    s->children = x->children;
+    s->nchildren = x->nchildren;
+    s->nnested = x->nnested;
+    s->map = x->map;
+    s->nmap = x->nmap;
+    x->children = NULL;
+    x->nchildren = 0;
+    x->map = NULL;
+    for (int i = 0; i < s->nchildren; i++)
+        bytes_slots(s->children[i]);
+    for (int i = 0; i < x->nsteps && !s->err; i++) {
+        convoy__step st = x->steps[i];
+        int d[64], *dd = st.ndeps <= 64 ? d : malloc((size_t)st.ndeps * sizeof *dd);
+        if (!dd) {
+            s->err = CONVOY_ERR_NO_MEM;
+            break;
+        }
+        for (int k = 0; k < st.ndeps; k++)
+            dd[k] = npre + x->deps[st.dep_first + k];
+        st.src = packed_reg(convoy__reg_move(s, x, st.src), p);
+        st.dst = packed_reg(convoy__reg_move(s, x, st.dst), p);
+        convoy__add_step(s, &st, st.ndeps > 0 ? st.ndeps : npre, st.ndeps > 0 ? dd : pre);
+        if (dd != d) free(dd);
+    }
+    free(pre);
+    if (x->nflags > s->nflags) s->nflags = x->nflags;
+    s->shm_bytes = x->shm_bytes;
+    s->shm_alt = x->shm_alt;
+    s->tag_blocks = x->tag_blocks;
+}
+
+/* The unpack steps: n copies, the first after every step nothing depends on, each next one
+ * after the one before. */
+static int unpack_deps(const convoy__schedule *s, int **out)
+{
+    char *used = calloc((size_t)(s->nsteps > 0 ? s->nsteps : 1), 1);
+    int *d = malloc((size_t)(s->nsteps > 0 ? s->nsteps : 1) * sizeof *d), n = 0;
+    if (!used || !d) {
+        free(used);
+        free(d);
+        return -1;
+    }
+    for (int i = 0; i < s->ndeps; i++)
+        used[s->deps[i]] = 1;
+    for (int i = 0; i < s->nsteps; i++)
+        if (!used[i]) d[n++] = i;
+    free(used);
+    *out = d;
+    return n;
+}
+
+static void add_unpack(convoy__schedule *s, int *last, convoy__region src, convoy__region dst)
+{
+    if (*last >= 0) {
+        *last = convoy__add_copy(s, src, dst, CONVOY_DEP(*last));
+        return;
+    }
+    int *d = NULL, n = unpack_deps(s, &d);
+    if (n < 0) {
+        s->err = CONVOY_ERR_NO_MEM;
+        return;
+    }
+    *last = convoy__add_copy(s, src, dst, n, d);
+    free(d);
+}
+
+static int64_t round64(int64_t n)
+{
+    return (n + 63) / 64 * 64;
+}
+
+int convoy__build_in_bytes(const convoy__args *a, convoy__schedule *s, convoy__builder build)
+{
+    const int agv = convoy__coll_base(a->coll) == CONVOY_COLL_ALLGATHERV;
+    if (!agv && a->coll != CONVOY_COLL_BCAST) return CONVOY_ERR_INTERN;
+    const int p = a->topo->size, me = a->topo->rank;
+    const convoy__dtype byte = {.size = 1, .extent = 1, .true_lb = 0, .true_extent = 1};
+    const int send_dense = !agv || a->inplace || dense(&a->stype), recv_dense = dense(&a->rtype);
+    convoy__args b = *a;
+    b.stype = b.rtype = byte;
+    int64_t *v = NULL, total = a->count * a->rtype.size; /* Bcast: the buffer */
+    if (agv) {
+        v = malloc(2 * (size_t)p * sizeof *v);
+        if (!v) return CONVOY_ERR_NO_MEM;
+        total = 0;
+        for (int i = 0; i < p; i++) {
+            v[i] = a->rcounts[i] * a->rtype.size;
+            v[p + i] = recv_dense ? a->displs[i] * a->rtype.extent : total;
+            total += v[i];
+        }
+        b.count = a->count * a->stype.size;
+        b.rcounts = v;
+        b.displs = v + p;
+    } else {
+        b.count = total;
+    }
+    int rc;
+    if (send_dense && recv_dense) {
+        rc = build(&b, s);
+        if (!rc) bytes_slots(s);
+        free(v);
+        return rc;
+    }
+    convoy__schedule x;
+    convoy__sched_init(&x);
+    rc = build(&b, &x);
+    if (!rc) rc = x.err;
+    if (rc) {
+        convoy__sched_free(&x);
+        free(v);
+        return rc;
+    }
+    packing pk = {-1, -1};
+    int64_t end = round64(x.tmp_bytes);
+    if (!recv_dense) pk.recv_off = end, end = round64(end + total);
+    if (!send_dense) pk.send_off = end, end += b.count;
+    s->tmp_bytes = end;
+    /* Pack what this rank contributes. */
+    if (!send_dense && a->count > 0)
+        convoy__add_copy(s, convoy__reg(CONVOY_BUF_SEND, CONVOY_T_SEND, 0, a->count),
+                         convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, pk.send_off, b.count), 0, NULL);
+    if (!recv_dense && agv && a->inplace && a->rcounts[me] > 0)
+        convoy__add_copy(s,
+                         convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV,
+                                     a->displs[me] * a->rtype.extent, a->rcounts[me]),
+                         convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, pk.recv_off + v[p + me], v[me]),
+                         0, NULL);
+    if (!recv_dense && !agv && me == a->root && a->count > 0)
+        convoy__add_copy(s, convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, 0, a->count),
+                         convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, pk.recv_off, total), 0, NULL);
+    append_packed(s, &x, &pk);
+    convoy__sched_free(&x);
+    /* Unpack what it received. */
+    int last = -1;
+    for (int i = 0; !recv_dense && agv && i < p; i++)
+        if (a->rcounts[i] > 0 && !(a->inplace && i == me))
+            add_unpack(s, &last,
+                       convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, pk.recv_off + v[p + i], v[i]),
+                       convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, a->displs[i] * a->rtype.extent,
+                                   a->rcounts[i]));
+    if (!recv_dense && !agv && me != a->root && a->count > 0)
+        add_unpack(s, &last, convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, pk.recv_off, total),
+                   convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, 0, a->count));
+    free(v);
+    return s->err;
+}
