@@ -43,8 +43,8 @@
  *   node-local copies, never for a send, and receives never wait for slots: every
  *   dependency goes to a unit earlier in a node's Q, or to the same unit one hop earlier
  *   (a send on its receive), so (Q index, hop) decreases along every chain of waits and
- *   the schedule cannot deadlock, whatever MPI buffers. An owner with node peers, a
- *   contiguous send buffer (not in place) and more than half the result, or whose node's
+ *   the schedule cannot deadlock, whatever MPI buffers. An owner with node peers, not in
+ *   place, and more than half the result, or whose node's
  *   processes share cores, copies each own unit from the send buffer into its slot and
  *   then from the slot (still in its cache) into its receive buffer, instead of the whole
  *   own block into the receive buffer first and each unit out of it again (np 2, one
@@ -58,9 +58,10 @@
  *   it reads the others' (own_first below). Nodes of one process: the same steps (the
  *   segment is its staging area in direct mode, unused while streaming). Zero counts make
  *   no units.
- *   MPI_IN_PLACE, derived types and any displacements: the own block is first copied into
- *   the receive buffer (rtype), everything else moves in rtype elements, packed (bytes)
- *   in the segment; all messages of one mode use one type slot on both sides.
+ *   MPI_IN_PLACE and any displacements: the own block is first copied into the receive
+ *   buffer, everything else moves in its place there and packed in the segment. Derived
+ *   types: the call arrives in bytes (src/coll/bytes.c: units cut at the same byte on
+ *   ranks whose datatypes differ; a type that is not dense packed into scratch first).
  *
  * - Single copy (args.cma: cross-memory attach works on every node; the model below, with
  *   the reads at the rate the setup measured (convoy__machine.cma), cheaper than the
@@ -68,17 +69,14 @@
  *   set; 8 segment bytes per unit): the
  *   segment holds no data, only one address word per unit. The unit's writer publishes
  *   where its bytes are (PUBLISH, then F_WRITTEN): an owner's own unit in its send buffer
- *   when that is contiguous and not MPI_IN_PLACE, else in its receive buffer (after the
+ *   unless MPI_IN_PLACE, else in its receive buffer (after the
  *   own copy); a remote unit in the receive buffer it arrived in. Every other node
  *   process READs it from there straight into its receive buffer, then says F_DONE = 1
  *   after all its reads; every process waits for all others' F_DONE before it returns, so
  *   no buffer is released while a peer reads it. Each byte is copied once per reader
  *   instead of into the segment and out again. Receives and sends go to and from the
  *   receive buffer (as while streaming). Units: at most 256 KiB unless
- *   CONVOY_ALLGATHERV_SHM_UNIT says otherwise. A non-contiguous receive type is not
- *   read into directly: the writer packs the unit into scratch (the packed result's
- *   layout) and publishes that, the reader reads into scratch and unpacks; each rank
- *   decides by its own type, so different but matching types on one node still match.
+ *   CONVOY_ALLGATHERV_SHM_UNIT says otherwise.
  *
  * Cost (n_j processes on node j, D_j its bytes, T all bytes, u units handled per
  * process): alpha (max(nn - 1, u)) + beta max_j (T - D_j) / n_j + (gamma / 2) T + 2 f, the
@@ -169,11 +167,6 @@ int convoy__allgatherv_node_segment_applicable(const convoy__args *a)
     if (convoy__coll_base(a->coll) != CONVOY_COLL_ALLGATHERV || a->shm_bytes <= 0) return 0;
     int64_t ns, c;
     return packed_total(a) <= a->shm_bytes || stream_layout(a, &ns, &c);
-}
-
-static int contiguous(const convoy__dtype *d)
-{
-    return d->size == d->extent && d->true_lb == 0 && d->true_extent == d->size;
 }
 
 /* cma: single copy allowed (a retry without it when the address words do not fit). */
@@ -362,7 +355,6 @@ static int node_segment(const convoy__args *a, convoy__schedule *s)
     const int64_t fuse_set = convoy__param_get(a, "CONVOY_ALLGATHERV_SHM_FUSE", -1);
     const int fuse =
         !rc && t->size > 1 && !pl.direct && !pl.cma && t->ppn > 1 && !a->inplace &&
-        contiguous(&a->stype) &&
         (fuse_set >= 0 ? fuse_set > 0
                        : 2 * a->rcounts[t->rank] * pl.esize > pl.total || a->machine.share > 1);
     const int own = fuse ? -1 : convoy__agv_copy_own(a, s);
@@ -430,13 +422,10 @@ static int node_segment(const convoy__args *a, convoy__schedule *s)
 
     const int share = ppn > 1;
     int prev_w = -1, prev_c = -1, nreads = 0;
-    /* Single copy: where a unit's bytes are published from and read into. A contiguous
-     * receive type reads straight into the receive buffer; any other type goes through
-     * packed bytes in scratch on the side that has it (so ranks of one node with different
-     * but matching types still build matching schedules). An owner's own units are read
-     * from its send buffer when that is contiguous (readers need not wait for its copy). */
-    const int rcontig = contiguous(&a->rtype), from_send = !a->inplace && contiguous(&a->stype);
-    if (pl.cma && !rcontig) s->tmp_bytes = pl.total;
+    /* Single copy: a unit is read straight into the receive buffer (the call arrives in
+     * bytes: every buffer is contiguous); an owner's own units are read from its send
+     * buffer (readers need not wait for its copy) unless in place. */
+    const int from_send = !a->inplace;
     /* One node in direct mode: this process's own units first, then its reads of the
      * others' (no slot is reused, so any order is free of waits in a circle). A one-node
      * schedule runs in step order, and in Q order a process waited for every lower node
@@ -463,28 +452,23 @@ static int node_segment(const convoy__args *a, convoy__schedule *s)
             if (pl.cma && share) {
                 const int64_t bytes = u->n * es;
                 const convoy__region word = convoy__reg(CONVOY_BUF_SHM, CONVOY_T_BYTE, k * 8, 8);
-                const convoy__region packed =
-                    rcontig ? convoy__reg(CONVOY_BUF_RECV, CONVOY_T_BYTE,
-                                          (a->displs[u->rank] + u->e0) * ext, bytes)
-                            : convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, u->pack, bytes);
+                const convoy__region place = convoy__reg(CONVOY_BUF_RECV, CONVOY_T_BYTE,
+                                                         (a->displs[u->rank] + u->e0) * ext, bytes);
                 if (w == me) {
                     have = h == 0 ? own : rstep[k];
                     int pre = have;
-                    convoy__region src = packed;
+                    convoy__region src = place;
                     if (h == 0 && from_send) {
                         src = convoy__reg(CONVOY_BUF_SEND, CONVOY_T_BYTE, u->e0 * es, bytes);
                         pre = -1;
-                    } else if (!rcontig) {
-                        pre = convoy__add_copy(s, rb, packed, CONVOY_DEP(have));
                     }
                     dep(&d, convoy__add_publish(s, src, word, CONVOY_DEP(pre)));
                     dep(&d, prev_w);
                     prev_w = convoy__add_notify(s, F_WRITTEN, (uint32_t)(widx[k] + 1), d.n, d.v);
                 } else {
                     const int wt = wait_on(s, lastwait, w, F_WRITTEN, widx[k] + 1);
-                    have = convoy__add_read(s, w, word, packed, CONVOY_DEP(wt));
+                    have = convoy__add_read(s, w, word, place, CONVOY_DEP(wt));
                     reads[nreads++] = have;
-                    if (!rcontig) have = convoy__add_copy(s, packed, rb, CONVOY_DEP(have));
                 }
             } else if (pl.cma) {
                 have = h == 0 ? own : rstep[k]; /* a node of one process */
