@@ -21,6 +21,8 @@
  */
 #include "coll/coll.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static int dense(const convoy__dtype *d)
@@ -142,31 +144,83 @@ static int64_t round64(int64_t n)
     return (n + 63) / 64 * 64;
 }
 
+/* b: the call a in bytes; its count vectors in v (2 p entries, Allgather(v) only; NULL
+ * for Bcast), the displacements packed in rank order unless the receive type is dense.
+ * Returns the bytes of the Bcast buffer or of all blocks together. */
+static int64_t byte_args(const convoy__args *a, int recv_dense, convoy__args *b, int64_t *v)
+{
+    const convoy__dtype byte = {.size = 1, .extent = 1, .true_lb = 0, .true_extent = 1};
+    *b = *a;
+    b->stype = b->rtype = byte;
+    if (!v) return b->count = a->count * a->rtype.size;
+    const int p = a->topo->size;
+    int64_t total = 0;
+    for (int i = 0; i < p; i++) {
+        v[i] = a->rcounts[i] * a->rtype.size;
+        v[p + i] = recv_dense ? a->displs[i] * a->rtype.extent : total;
+        total += v[i];
+    }
+    b->count = a->count * a->stype.size;
+    b->rcounts = v;
+    b->displs = v + p;
+    return total;
+}
+
+/* The count vectors' memory for byte_args: buf when 2 p entries fit, else malloc'd (NULL:
+ * none needed, or out of memory: *err). */
+static int64_t *vectors(const convoy__args *a, int64_t *buf, int nbuf, int *err)
+{
+    *err = 0;
+    if (convoy__coll_base(a->coll) != CONVOY_COLL_ALLGATHERV) return NULL;
+    const int p = a->topo->size;
+    int64_t *v = 2 * p <= nbuf ? buf : malloc(2 * (size_t)p * sizeof *v);
+    *err = !v;
+    return v;
+}
+
+enum { VEC_STACK = 128 };
+
+/* The cost models and explanations see the call in bytes too: a model that rounds to
+ * elements (pipelined's block, klane_pipeline's pieces) would otherwise predict other times
+ * on a rank with other elements, and the ranks could choose different algorithms. */
+double convoy__cost_in_bytes(const convoy__args *a, const convoy__machine *m, convoy__cost cost)
+{
+    int64_t buf[VEC_STACK], *v;
+    int err;
+    if ((v = vectors(a, buf, VEC_STACK, &err)), err) return INFINITY;
+    convoy__args b;
+    byte_args(a, 1, &b, v);
+    const double t = cost(&b, m);
+    if (v != buf) free(v);
+    return t;
+}
+
+void convoy__explain_in_bytes(const convoy__args *a, char *buf, size_t len,
+                              convoy__explainer explain)
+{
+    int64_t vb[VEC_STACK], *v;
+    int err;
+    if ((v = vectors(a, vb, VEC_STACK, &err)), err) {
+        snprintf(buf, len, "(out of memory)");
+        return;
+    }
+    convoy__args b;
+    byte_args(a, 1, &b, v);
+    explain(&b, buf, len);
+    if (v != vb) free(v);
+}
+
 int convoy__build_in_bytes(const convoy__args *a, convoy__schedule *s, convoy__builder build)
 {
     const int agv = convoy__coll_base(a->coll) == CONVOY_COLL_ALLGATHERV;
     if (!agv && a->coll != CONVOY_COLL_BCAST) return CONVOY_ERR_INTERN;
     const int p = a->topo->size, me = a->topo->rank;
-    const convoy__dtype byte = {.size = 1, .extent = 1, .true_lb = 0, .true_extent = 1};
     const int send_dense = !agv || a->inplace || dense(&a->stype), recv_dense = dense(&a->rtype);
-    convoy__args b = *a;
-    b.stype = b.rtype = byte;
-    int64_t *v = NULL, total = a->count * a->rtype.size; /* Bcast: the buffer */
-    if (agv) {
-        v = malloc(2 * (size_t)p * sizeof *v);
-        if (!v) return CONVOY_ERR_NO_MEM;
-        total = 0;
-        for (int i = 0; i < p; i++) {
-            v[i] = a->rcounts[i] * a->rtype.size;
-            v[p + i] = recv_dense ? a->displs[i] * a->rtype.extent : total;
-            total += v[i];
-        }
-        b.count = a->count * a->stype.size;
-        b.rcounts = v;
-        b.displs = v + p;
-    } else {
-        b.count = total;
-    }
+    int err;
+    int64_t *v = vectors(a, NULL, 0, &err);
+    if (err) return CONVOY_ERR_NO_MEM;
+    convoy__args b;
+    const int64_t total = byte_args(a, recv_dense, &b, v);
     int rc;
     if (send_dense && recv_dense) {
         rc = build(&b, s);

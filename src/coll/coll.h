@@ -325,6 +325,13 @@ typedef int (*convoy__builder)(const convoy__args *a, convoy__schedule *s);
  * builders that cut a rank's block at element positions, which ranks with different but
  * matching datatypes would place at different bytes. */
 int convoy__build_in_bytes(const convoy__args *a, convoy__schedule *s, convoy__builder build);
+/* Their cost models and explanations on the call in bytes as well, so that every rank
+ * predicts the same time whatever its datatype. */
+typedef double (*convoy__cost)(const convoy__args *a, const convoy__machine *m);
+typedef void (*convoy__explainer)(const convoy__args *a, char *buf, size_t len);
+double convoy__cost_in_bytes(const convoy__args *a, const convoy__machine *m, convoy__cost cost);
+void convoy__explain_in_bytes(const convoy__args *a, char *buf, size_t len,
+                              convoy__explainer explain);
 
 /* Each algorithm file under src/coll/<coll>/ defines its builder and its cost model (the
  * predicted time under m, used by the default choice), and an applicability predicate if

@@ -572,7 +572,7 @@ done:
     return rc ? rc : s->err;
 }
 
-double convoy__allgatherv_node_segment_cost(const convoy__args *a, const convoy__machine *m)
+static double node_segment_cost(const convoy__args *a, const convoy__machine *m)
 {
     ns_plan pl;
     double c = 0;
@@ -618,7 +618,7 @@ static double plan_cost(const convoy__args *a, const convoy__machine *m, const n
     return c;
 }
 
-void convoy__allgatherv_node_segment_explain(const convoy__args *a, char *buf, size_t len)
+static void node_segment_explain(const convoy__args *a, char *buf, size_t len)
 {
     ns_plan pl;
     if (plan_make(a, &pl) != CONVOY_OK) {
@@ -644,4 +644,14 @@ void convoy__allgatherv_node_segment_explain(const convoy__args *a, char *buf, s
 int convoy__allgatherv_node_segment(const convoy__args *a, convoy__schedule *s)
 {
     return convoy__build_in_bytes(a, s, node_segment);
+}
+
+double convoy__allgatherv_node_segment_cost(const convoy__args *a, const convoy__machine *m)
+{
+    return convoy__cost_in_bytes(a, m, node_segment_cost);
+}
+
+void convoy__allgatherv_node_segment_explain(const convoy__args *a, char *buf, size_t len)
+{
+    convoy__explain_in_bytes(a, buf, len, node_segment_explain);
 }

@@ -58,8 +58,9 @@
  * there (no pipelining for p = 2); c <= 0 also means one block each. alpha and beta are
  * the communicator's machine parameters (args.machine: given, or measured once and agreed
  * by all ranks), so B is the same on every rank. CONVOY_VERBOSE=1 prints B and the eq. (2)
- * value it came from (convoy__allgatherv_pipelined_explain). B is rounded down to
- * whole elements of the receive type (at least one) and at most the largest m_i.
+ * value it came from (convoy__allgatherv_pipelined_explain). B is at least one byte
+ * and at most the largest m_i. The builder and the model see the call in bytes
+ * (src/coll/bytes.c), so every rank cuts at the same byte whatever its datatype.
  *
  * Cost: r (alpha + beta B) with r as above (§2.4).
  *
@@ -68,8 +69,7 @@
  * after the copy); receives go straight to their final place (any receive datatype, any
  * displacements); tags are the virtual round mod 1024, the same on both sides. Each
  * receive waits for the one two receives earlier, each send for the one two sends earlier,
- * so at most two of each are in flight (testing does not grow with p or b). All ranks
- * must give the receive type the same size (as for the counts).
+ * so at most two of each are in flight (testing does not grow with p or b).
  */
 #include "coll/coll.h"
 
@@ -128,7 +128,7 @@ int64_t convoy__allgatherv_pipelined_block(const convoy__args *a)
     return be < 1 ? 1 : be > c.maxm ? c.maxm : be;
 }
 
-void convoy__allgatherv_pipelined_explain(const convoy__args *a, char *buf, size_t len)
+static void pipelined_explain(const convoy__args *a, char *buf, size_t len)
 {
     const counts_info c = count_info(a);
     const int64_t size = a->rtype.size, be = convoy__allgatherv_pipelined_block(a);
@@ -376,7 +376,7 @@ static int pipelined(const convoy__args *a, convoy__schedule *s)
 
 /* Rounds as derived above: eq. (1) with all m_i > 0, else N - 1 + ceil(z / n) (the
  * equidistant placement; SMP-forced longer runs or idle processes are not modelled). */
-double convoy__allgatherv_pipelined_cost(const convoy__args *a, const convoy__machine *m)
+static double pipelined_cost(const convoy__args *a, const convoy__machine *m)
 {
     const counts_info c = count_info(a);
     if (c.n == 0 || a->topo->size == 1) return 0;
@@ -395,4 +395,14 @@ double convoy__allgatherv_pipelined_cost(const convoy__args *a, const convoy__ma
 int convoy__allgatherv_pipelined(const convoy__args *a, convoy__schedule *s)
 {
     return convoy__build_in_bytes(a, s, pipelined);
+}
+
+double convoy__allgatherv_pipelined_cost(const convoy__args *a, const convoy__machine *m)
+{
+    return convoy__cost_in_bytes(a, m, pipelined_cost);
+}
+
+void convoy__allgatherv_pipelined_explain(const convoy__args *a, char *buf, size_t len)
+{
+    convoy__explain_in_bytes(a, buf, len, pipelined_explain);
 }

@@ -172,14 +172,14 @@ static int klane_pipeline(const convoy__args *a, convoy__schedule *s)
     return s->err;
 }
 
-double convoy__bcast_klane_pipeline_cost(const convoy__args *a, const convoy__machine *m)
+static double klane_pipeline_cost(const convoy__args *a, const convoy__machine *m)
 {
     convoy__args b = *a;
     b.machine = *m;
     return pipeline_time(a, m, (double)convoy__bcast_klane_pipeline_blocks(&b));
 }
 
-void convoy__bcast_klane_pipeline_explain(const convoy__args *a, char *buf, size_t len)
+static void klane_pipeline_explain(const convoy__args *a, char *buf, size_t len)
 {
     snprintf(buf, len, "%lld pipeline blocks of %d pieces (CONVOY_BCAST_KLANE_BLOCKS)",
              (long long)convoy__bcast_klane_pipeline_blocks(a), a->topo->max_ppn);
@@ -188,4 +188,14 @@ void convoy__bcast_klane_pipeline_explain(const convoy__args *a, char *buf, size
 int convoy__bcast_klane_pipeline(const convoy__args *a, convoy__schedule *s)
 {
     return convoy__build_in_bytes(a, s, klane_pipeline);
+}
+
+double convoy__bcast_klane_pipeline_cost(const convoy__args *a, const convoy__machine *m)
+{
+    return convoy__cost_in_bytes(a, m, klane_pipeline_cost);
+}
+
+void convoy__bcast_klane_pipeline_explain(const convoy__args *a, char *buf, size_t len)
+{
+    convoy__explain_in_bytes(a, buf, len, klane_pipeline_explain);
 }

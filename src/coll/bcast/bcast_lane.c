@@ -138,7 +138,7 @@ out:
     return s->err;
 }
 
-double convoy__bcast_lane_cost(const convoy__args *a, const convoy__machine *m)
+static double lane_cost(const convoy__args *a, const convoy__machine *m)
 {
     const convoy__topo *t = a->topo;
     const int nR = t->node_size[t->node_of[a->root]];
@@ -158,4 +158,9 @@ double convoy__bcast_lane_cost(const convoy__args *a, const convoy__machine *m)
 int convoy__bcast_lane(const convoy__args *a, convoy__schedule *s)
 {
     return convoy__build_in_bytes(a, s, lane);
+}
+
+double convoy__bcast_lane_cost(const convoy__args *a, const convoy__machine *m)
+{
+    return convoy__cost_in_bytes(a, m, lane_cost);
 }

@@ -89,7 +89,7 @@ static int scatter_allgather(const convoy__args *a, convoy__schedule *s)
     return s->err;
 }
 
-double convoy__bcast_scatter_allgather_cost(const convoy__args *a, const convoy__machine *m)
+static double scatter_allgather_cost(const convoy__args *a, const convoy__machine *m)
 {
     const int p = a->topo->size;
     if (p == 1 || a->count == 0) return 0;
@@ -103,4 +103,9 @@ double convoy__bcast_scatter_allgather_cost(const convoy__args *a, const convoy_
 int convoy__bcast_scatter_allgather(const convoy__args *a, convoy__schedule *s)
 {
     return convoy__build_in_bytes(a, s, scatter_allgather);
+}
+
+double convoy__bcast_scatter_allgather_cost(const convoy__args *a, const convoy__machine *m)
+{
+    return convoy__cost_in_bytes(a, m, scatter_allgather_cost);
 }
