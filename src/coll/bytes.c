@@ -1,7 +1,7 @@
 /*
- * Building on the call in bytes, for algorithms that cut a rank's block at element
- * positions (Allgatherv node_segment and pipelined, Bcast scatter_allgather, lane and
- * klane_pipeline: CONVOY_ALGO_SPLITS).
+ * The call in bytes, for algorithms that cut a rank's block at element positions (Allgatherv
+ * node_segment and pipelined, Bcast scatter_allgather, lane and klane_pipeline: their public
+ * builders, cost models and explanations wrap their own with the functions here).
  *
  * MPI asks the ranks of a call only for equal type signatures, so they may describe the same
  * data with different datatypes (rank 0 receiving pairs of ints, the others ints). A cut
@@ -16,6 +16,8 @@
  *   its own block; the Bcast root's buffer) is packed there first, and the received data
  *   (Allgatherv's blocks, the Bcast buffer off the root) unpacked last. The schedule tree
  *   keeps its shape (no nesting added), so tag blocks agree with ranks that do not pack.
+ * The cost models and explanations get the byte counts too, so every rank predicts the same
+ * times and makes the same choice.
  * Cost: none for dense types; a pack and an unpack of the data on a rank that packs, and the
  * packed data in scratch.
  */
@@ -32,11 +34,8 @@ static int dense(const convoy__dtype *d)
 
 static void bytes_slots(convoy__schedule *s)
 {
-    for (int i = 0; i < s->nsteps; i++) {
-        convoy__step *st = &s->steps[i];
-        if (st->src.tslot != CONVOY_T_BYTE) st->src.tslot = CONVOY_T_BYTE;
-        if (st->dst.tslot != CONVOY_T_BYTE) st->dst.tslot = CONVOY_T_BYTE;
-    }
+    for (int i = 0; i < s->nsteps; i++)
+        s->steps[i].src.tslot = s->steps[i].dst.tslot = CONVOY_T_BYTE;
     for (int i = 0; i < s->nchildren; i++)
         bytes_slots(s->children[i]);
 }
@@ -166,32 +165,36 @@ static int64_t byte_args(const convoy__args *a, int recv_dense, convoy__args *b,
     return total;
 }
 
-/* The count vectors' memory for byte_args: buf when 2 p entries fit, else malloc'd (NULL:
- * none needed, or out of memory: *err). */
-static int64_t *vectors(const convoy__args *a, int64_t *buf, int nbuf, int *err)
+enum { VEC_STACK = 128 };
+
+/* The count vectors' memory for byte_args: buf (VEC_STACK entries) when 2 p entries fit,
+ * else malloc'd (NULL: none needed, or out of memory: *err); release with vectors_free. */
+static int64_t *vectors(const convoy__args *a, int64_t *buf, int *err)
 {
     *err = 0;
     if (convoy__coll_base(a->coll) != CONVOY_COLL_ALLGATHERV) return NULL;
     const int p = a->topo->size;
-    int64_t *v = 2 * p <= nbuf ? buf : malloc(2 * (size_t)p * sizeof *v);
+    int64_t *v = 2 * p <= VEC_STACK ? buf : malloc(2 * (size_t)p * sizeof *v);
     *err = !v;
     return v;
 }
 
-enum { VEC_STACK = 128 };
+static void vectors_free(int64_t *v, const int64_t *buf)
+{
+    if (v != buf) free(v);
+}
 
-/* The cost models and explanations see the call in bytes too: a model that rounds to
- * elements (pipelined's block, klane_pipeline's pieces) would otherwise predict other times
- * on a rank with other elements, and the ranks could choose different algorithms. */
+/* (A model that rounded to elements, Bcast lane's pieces, node_segment's units, pipelined's
+ * block, predicted other times on a rank with other elements.) */
 double convoy__cost_in_bytes(const convoy__args *a, const convoy__machine *m, convoy__cost cost)
 {
     int64_t buf[VEC_STACK], *v;
     int err;
-    if ((v = vectors(a, buf, VEC_STACK, &err)), err) return INFINITY;
+    if ((v = vectors(a, buf, &err)), err) return INFINITY;
     convoy__args b;
     byte_args(a, 1, &b, v);
     const double t = cost(&b, m);
-    if (v != buf) free(v);
+    vectors_free(v, buf);
     return t;
 }
 
@@ -200,14 +203,14 @@ void convoy__explain_in_bytes(const convoy__args *a, char *buf, size_t len,
 {
     int64_t vb[VEC_STACK], *v;
     int err;
-    if ((v = vectors(a, vb, VEC_STACK, &err)), err) {
+    if ((v = vectors(a, vb, &err)), err) {
         snprintf(buf, len, "(out of memory)");
         return;
     }
     convoy__args b;
     byte_args(a, 1, &b, v);
     explain(&b, buf, len);
-    if (v != vb) free(v);
+    vectors_free(v, vb);
 }
 
 int convoy__build_in_bytes(const convoy__args *a, convoy__schedule *s, convoy__builder build)
@@ -216,16 +219,16 @@ int convoy__build_in_bytes(const convoy__args *a, convoy__schedule *s, convoy__b
     if (!agv && a->coll != CONVOY_COLL_BCAST) return CONVOY_ERR_INTERN;
     const int p = a->topo->size, me = a->topo->rank;
     const int send_dense = !agv || a->inplace || dense(&a->stype), recv_dense = dense(&a->rtype);
+    int64_t vb[VEC_STACK], *v;
     int err;
-    int64_t *v = vectors(a, NULL, 0, &err);
-    if (err) return CONVOY_ERR_NO_MEM;
+    if ((v = vectors(a, vb, &err)), err) return CONVOY_ERR_NO_MEM;
     convoy__args b;
     const int64_t total = byte_args(a, recv_dense, &b, v);
     int rc;
     if (send_dense && recv_dense) {
         rc = build(&b, s);
         if (!rc) bytes_slots(s);
-        free(v);
+        vectors_free(v, vb);
         return rc;
     }
     convoy__schedule x;
@@ -234,7 +237,7 @@ int convoy__build_in_bytes(const convoy__args *a, convoy__schedule *s, convoy__b
     if (!rc) rc = x.err;
     if (rc) {
         convoy__sched_free(&x);
-        free(v);
+        vectors_free(v, vb);
         return rc;
     }
     packing pk = {-1, -1};
@@ -268,6 +271,6 @@ int convoy__build_in_bytes(const convoy__args *a, convoy__schedule *s, convoy__b
     if (!recv_dense && !agv && me != a->root && a->count > 0)
         add_unpack(s, &last, convoy__reg(CONVOY_BUF_TMP, CONVOY_T_BYTE, pk.recv_off, total),
                    convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, 0, a->count));
-    free(v);
+    vectors_free(v, vb);
     return s->err;
 }
