@@ -127,7 +127,13 @@ static void one(const convoy__algo *al, const convoy__topo *topo, const int64_t 
     int rc[NTYPES];
     for (int k = 0; k < NTYPES; k++)
         make_call(&c[k], al, topo, k, ints, n, root, inplace, shm);
-    if (al->applicable && !al->applicable(&c[T_INT].a)) return;
+    if (al->applicable) {
+        const int ok = al->applicable(&c[T_INT].a);
+        EXPECT(ok == al->applicable(&c[T_PAIR].a) && ok == al->applicable(&c[T_HOLEY].a),
+               "%s rank %d/%d segment %lld: applicable to some types only", al->name, topo->rank,
+               topo->size, (long long)shm);
+        if (!ok) return;
+    }
     for (int k = 0; k < NTYPES; k++) {
         t[k] = al->cost(&c[k].a, &c[k].a.machine);
         rc[k] = build(al, &c[k].a, &s[k]);
@@ -185,9 +191,12 @@ int main(void)
                     int64_t ints[8];
                     for (int i = 0; i < p; i++) /* irregular, one empty */
                         ints[i] = i == 1 ? 0 : ns[k] / 2 * (1 + i % 3) / 2 * 2;
-                    /* node_segment: a segment that holds the result, and one it streams. */
-                    const int64_t last = al->applicable ? 4096 : 1 << 20;
-                    for (int64_t shm = 1 << 20; shm >= last; shm /= 256) {
+                    /* node_segment: a segment that holds the result, one it streams, and
+                     * (small counts) one smaller than a pair. */
+                    const int64_t shms[] = {1 << 20, 4096, 4};
+                    const int nshm = al->applicable == NULL ? 1 : ns[k] <= 10 ? 3 : 2;
+                    for (int x = 0; x < nshm; x++) {
+                        const int64_t shm = shms[x];
                         if (al->coll == CONVOY_COLL_BCAST)
                             for (int root = 0; root < p; root++)
                                 one(al, &topo, ints, ns[k], root, 0, shm);

@@ -91,8 +91,8 @@
  * 3.0-3.5 ms with the single copy against 0.38-0.75 ms through the segment (regular,
  * decreasing), where the old 4 MiB threshold had put them on the single copy.
  *
- * Applicable with a node segment (args.shm_bytes > 0) big enough for one element while
- * streaming.
+ * Applicable with a node segment (args.shm_bytes > 0) of any size: the builder sees the call
+ * in bytes, and one byte makes a slot.
  */
 #include "coll/coll.h"
 
@@ -162,11 +162,10 @@ static int64_t packed_total(const convoy__args *a)
     return n * (a->rtype.size > 0 ? a->rtype.size : 0);
 }
 
+/* (Not in the element size: ranks with different datatypes must agree.) */
 int convoy__allgatherv_node_segment_applicable(const convoy__args *a)
 {
-    if (convoy__coll_base(a->coll) != CONVOY_COLL_ALLGATHERV || a->shm_bytes <= 0) return 0;
-    int64_t ns, c;
-    return packed_total(a) <= a->shm_bytes || stream_layout(a, &ns, &c);
+    return convoy__coll_base(a->coll) == CONVOY_COLL_ALLGATHERV && a->shm_bytes > 0;
 }
 
 /* cma: single copy allowed (a retry without it when the address words do not fit). */
