@@ -12,6 +12,7 @@
 
 #define _POSIX_C_SOURCE 200809L
 
+#include <ctype.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -184,6 +185,22 @@ static inline void tc_sleep(double s)
     ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
     while (nanosleep(&ts, &ts) != 0) {
     }
+}
+
+/* Forces `algo` (NULL: the default choice) for the collective named `coll` as Convoy names
+ * it (convoy__coll_name: "allgather" sets CONVOY_ALLGATHER_ALGO, which convoy_Allgather
+ * reads). */
+static inline void tc_force_algo(const char *coll, const char *algo)
+{
+    char var[64];
+    int k = snprintf(var, sizeof var, "CONVOY_");
+    for (; *coll && k < 50; coll++)
+        var[k++] = (char)toupper((unsigned char)*coll);
+    snprintf(var + k, sizeof var - (size_t)k, "_ALGO");
+    if (algo)
+        setenv(var, algo, 1);
+    else
+        unsetenv(var);
 }
 
 /* Error class and text of an MPI return code. */

@@ -31,7 +31,6 @@
  */
 #include "common.h"
 
-#include <ctype.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -575,16 +574,7 @@ static const char *mode_name(int m)
  * CONVOY_ALLGATHER_ALGO). */
 static void force_algo(int coll, const char *name)
 {
-    char var[64];
-    const char *n = convoy__coll_name(coll);
-    int k = snprintf(var, sizeof var, "CONVOY_");
-    for (; *n && k < 50; n++)
-        var[k++] = (char)toupper((unsigned char)*n);
-    snprintf(var + k, sizeof var - (size_t)k, "_ALGO");
-    if (name)
-        setenv(var, name, 1);
-    else
-        unsetenv(var);
+    tc_force_algo(convoy__coll_name(coll), name);
 }
 
 /* Completes a nonblocking request: a few convoy_test calls (split phase), then wait. A

@@ -128,17 +128,7 @@ static void fill(char *p, int64_t bytes, uint64_t seed, int rank)
 
 static void force(int coll, const char *algo)
 {
-    char var[64];
-    snprintf(var, sizeof var, "CONVOY_%s_ALGO",
-             coll == CONVOY_COLL_BCAST     ? "BCAST"
-             : coll == CONVOY_COLL_GATHER  ? "GATHER"
-             : coll == CONVOY_COLL_GATHERV ? "GATHERV"
-             : coll == CONVOY_COLL_SCATTER ? "SCATTER"
-                                           : "SCATTERV");
-    if (algo)
-        setenv(var, algo, 1);
-    else
-        unsetenv(var);
+    tc_force_algo(convoy__coll_name(coll), algo);
 }
 
 /* One call of the collective through Convoy (mode) or natively (native = 1). */

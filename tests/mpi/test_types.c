@@ -18,8 +18,6 @@
 #include "convoy.h"
 #include "select/select.h"
 
-#include <ctype.h>
-
 enum { R_INT, R_PAIR, R_HOLEY, R_PADDED, NROLES };
 static MPI_Datatype role_type[NROLES];
 static const int role_ints[NROLES] = {1, 2, 2, 1}; /* ints per element */
@@ -73,19 +71,6 @@ static int holds(int role, const int *b, int64_t off, int64_t n, int src)
         if (at(role, off + j) + 1 < at(role, off + j + 1) && b[at(role, off + j) + 1] != POISON)
             return 0;
     return 1;
-}
-
-static void force(const char *coll, const char *algo)
-{
-    char var[64];
-    int k = snprintf(var, sizeof var, "CONVOY_");
-    for (; *coll && k < 50; coll++)
-        var[k++] = (char)toupper((unsigned char)*coll);
-    snprintf(var + k, sizeof var - (size_t)k, "_ALGO");
-    if (algo)
-        setenv(var, algo, 1);
-    else
-        unsetenv(var);
 }
 
 static void check(MPI_Comm comm, int ok, const char *coll, const char *algo, int64_t n,
@@ -181,7 +166,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < convoy__nalgos && na < 40; i++)
             if (convoy__algo_serves(&convoy__algos[i], ids[k])) algos[na++] = convoy__algos[i].name;
         for (int a = 0; a < na; a++) {
-            force(colls[k], algos[a]);
+            tc_force_algo(colls[k], algos[a]);
             for (int c = 0; c < ncounts; c++) {
                 if (k == 0) {
                     case_allgatherv(MPI_COMM_WORLD, algos[a], counts[c], 0);
@@ -194,7 +179,7 @@ int main(int argc, char **argv)
                 }
             }
         }
-        force(colls[k], NULL);
+        tc_force_algo(colls[k], NULL);
     }
     for (int k = R_PAIR; k < NROLES; k++)
         MPI_Type_free(&role_type[k]);
