@@ -119,6 +119,13 @@ static int add(convoy__schedule *s, const convoy__step *st, int ndeps, const int
         s->err = CONVOY_ERR_INTERN;
         return -1;
     }
+    /* A tag out of range would alias another message's: a builder that reuses tags does
+     * so on purpose (mod CONVOY_STEP_TAGS, the sends of one tag ordered by dependencies). */
+    if ((st->kind == CONVOY_STEP_SEND || st->kind == CONVOY_STEP_RECV) &&
+        (st->tag < 0 || st->tag >= CONVOY_STEP_TAGS)) {
+        s->err = CONVOY_ERR_INTERN;
+        return -1;
+    }
     if (grow((void **)&s->steps, &s->cap, s->nsteps + 1, sizeof *s->steps) ||
         grow((void **)&s->deps, &s->depcap, s->ndeps + ndeps, sizeof *s->deps)) {
         s->err = CONVOY_ERR_NO_MEM;
@@ -147,7 +154,7 @@ int convoy__add_send(convoy__schedule *s, int comm, int peer, int tag, convoy__r
     convoy__step st = {.kind = CONVOY_STEP_SEND,
                        .comm = (uint8_t)comm,
                        .peer = peer,
-                       .tag = tag % CONVOY_STEP_TAGS,
+                       .tag = tag,
                        .src = src};
     return add(s, &st, ndeps, deps);
 }
@@ -158,7 +165,7 @@ int convoy__add_recv(convoy__schedule *s, int comm, int peer, int tag, convoy__r
     convoy__step st = {.kind = CONVOY_STEP_RECV,
                        .comm = (uint8_t)comm,
                        .peer = peer,
-                       .tag = tag % CONVOY_STEP_TAGS,
+                       .tag = tag,
                        .dst = dst};
     return add(s, &st, ndeps, deps);
 }
