@@ -151,22 +151,16 @@ static int add(convoy__schedule *s, const convoy__step *st, int ndeps, const int
 int convoy__add_send(convoy__schedule *s, int comm, int peer, int tag, convoy__region src,
                      int ndeps, const int *deps)
 {
-    convoy__step st = {.kind = CONVOY_STEP_SEND,
-                       .comm = (uint8_t)comm,
-                       .peer = peer,
-                       .tag = tag,
-                       .src = src};
+    convoy__step st = {
+        .kind = CONVOY_STEP_SEND, .comm = (uint8_t)comm, .peer = peer, .tag = tag, .src = src};
     return add(s, &st, ndeps, deps);
 }
 
 int convoy__add_recv(convoy__schedule *s, int comm, int peer, int tag, convoy__region dst,
                      int ndeps, const int *deps)
 {
-    convoy__step st = {.kind = CONVOY_STEP_RECV,
-                       .comm = (uint8_t)comm,
-                       .peer = peer,
-                       .tag = tag,
-                       .dst = dst};
+    convoy__step st = {
+        .kind = CONVOY_STEP_RECV, .comm = (uint8_t)comm, .peer = peer, .tag = tag, .dst = dst};
     return add(s, &st, ndeps, deps);
 }
 
