@@ -46,8 +46,9 @@ typedef struct packing {
     int64_t send_off, recv_off;
 } packing;
 
-static convoy__region packed_reg(convoy__region r, const packing *p)
+static convoy__region packed_reg(const void *ctx, convoy__region r)
 {
+    const packing *p = ctx;
     const int64_t off = r.buf == CONVOY_BUF_SEND   ? p->send_off
                         : r.buf == CONVOY_BUF_RECV ? p->recv_off
                                                    : -1;
@@ -64,14 +65,6 @@ static convoy__region packed_reg(convoy__region r, const packing *p)
  * move to s. */
 static void append_packed(convoy__schedule *s, convoy__schedule *x, const packing *p)
 {
-    const int npre = s->nsteps;
-    int *pre = malloc((size_t)(npre > 0 ? npre : 1) * sizeof *pre);
-    if (!pre) {
-        s->err = CONVOY_ERR_NO_MEM;
-        return;
-    }
-    for (int i = 0; i < npre; i++)
-        pre[i] = i;
     s->children = x->children;
     s->nchildren = x->nchildren;
     s->nnested = x->nnested;
@@ -82,21 +75,7 @@ static void append_packed(convoy__schedule *s, convoy__schedule *x, const packin
     x->map = NULL;
     for (int i = 0; i < s->nchildren; i++)
         bytes_slots(s->children[i]);
-    for (int i = 0; i < x->nsteps && !s->err; i++) {
-        convoy__step st = x->steps[i];
-        int d[64], *dd = st.ndeps <= 64 ? d : malloc((size_t)st.ndeps * sizeof *dd);
-        if (!dd) {
-            s->err = CONVOY_ERR_NO_MEM;
-            break;
-        }
-        for (int k = 0; k < st.ndeps; k++)
-            dd[k] = npre + x->deps[st.dep_first + k];
-        st.src = packed_reg(convoy__reg_move(s, x, st.src), p);
-        st.dst = packed_reg(convoy__reg_move(s, x, st.dst), p);
-        convoy__add_step(s, &st, st.ndeps > 0 ? st.ndeps : npre, st.ndeps > 0 ? dd : pre);
-        if (dd != d) free(dd);
-    }
-    free(pre);
+    convoy__append_steps(s, x, 0, s->nsteps, packed_reg, p);
     if (x->nflags > s->nflags) s->nflags = x->nflags;
     s->shm_bytes = x->shm_bytes;
     s->shm_alt = x->shm_alt;

@@ -322,18 +322,24 @@ int convoy__lane_child_flags(convoy__schedule *s, const convoy__args *sub, const
                                  deps);
 }
 
-/* The parent's region for a child's region: its send and receive buffers rebased. */
-static convoy__region rebase(convoy__region r, convoy__region send, convoy__region recv,
-                             int64_t tbase)
+/* Where a child's regions sit in the parent: its send and receive buffers at send's and
+ * recv's (buffer, offset), its scratch at tbase in the parent's. */
+typedef struct rebasing {
+    convoy__region send, recv;
+    int64_t tbase;
+} rebasing;
+
+static convoy__region rebase(const void *ctx, convoy__region r)
 {
-    const convoy__region *b = r.buf == CONVOY_BUF_SEND   ? &send
-                              : r.buf == CONVOY_BUF_RECV ? &recv
-                                                         : NULL;
-    if (b) {
-        r.buf = b->buf;
-        r.off += b->off;
+    const rebasing *b = ctx;
+    const convoy__region *to = r.buf == CONVOY_BUF_SEND   ? &b->send
+                               : r.buf == CONVOY_BUF_RECV ? &b->recv
+                                                          : NULL;
+    if (to) {
+        r.buf = to->buf;
+        r.off += to->off;
     } else if (r.buf == CONVOY_BUF_TMP) {
-        r.off += tbase;
+        r.off += b->tbase;
     }
     return r;
 }
@@ -343,33 +349,17 @@ static convoy__region rebase(convoy__region r, convoy__region send, convoy__regi
 static void append(convoy__schedule *c, const convoy__schedule *x, int tag_off, convoy__region send,
                    convoy__region recv)
 {
-    const int base = c->nsteps;
-    const int64_t tbase = (c->tmp_bytes + 63) / 64 * 64;
-    for (int i = 0; i < x->nsteps && !c->err; i++) {
-        convoy__step st = x->steps[i];
-        int d[64], *dd = st.ndeps <= 64 ? d : malloc((size_t)st.ndeps * sizeof *dd);
-        if (!dd) {
-            c->err = CONVOY_ERR_NO_MEM;
+    for (int i = 0; i < x->nsteps; i++) {
+        const int k = x->steps[i].kind;
+        if (k != CONVOY_STEP_SEND && k != CONVOY_STEP_RECV && k != CONVOY_STEP_REDUCE &&
+            k != CONVOY_STEP_COPY) {
+            c->err = CONVOY_ERR_INTERN; /* segment or nested steps: not bundled */
             return;
         }
-        for (int k = 0; k < st.ndeps; k++)
-            dd[k] = base + x->deps[st.dep_first + k];
-        st.src = rebase(convoy__reg_move(c, x, st.src), send, recv, tbase);
-        st.dst = rebase(convoy__reg_move(c, x, st.dst), send, recv, tbase);
-        switch (st.kind) {
-        case CONVOY_STEP_SEND:
-            convoy__add_send(c, st.comm, st.peer, st.tag + tag_off, st.src, st.ndeps, dd);
-            break;
-        case CONVOY_STEP_RECV:
-            convoy__add_recv(c, st.comm, st.peer, st.tag + tag_off, st.dst, st.ndeps, dd);
-            break;
-        case CONVOY_STEP_REDUCE: convoy__add_reduce(c, st.src, st.dst, st.ndeps, dd); break;
-        case CONVOY_STEP_COPY: convoy__add_copy(c, st.src, st.dst, st.ndeps, dd); break;
-        default: c->err = CONVOY_ERR_INTERN; /* segment or nested steps: not bundled */
-        }
-        if (dd != d) free(dd);
     }
-    if (x->tmp_bytes > 0) c->tmp_bytes = tbase + x->tmp_bytes;
+    const rebasing b = {send, recv, (c->tmp_bytes + 63) / 64 * 64};
+    convoy__append_steps(c, x, tag_off, 0, rebase, &b);
+    if (x->tmp_bytes > 0) c->tmp_bytes = b.tbase + x->tmp_bytes;
 }
 
 int convoy__lane_bundle_child(convoy__lane_bundle *b, const convoy__args *sub, int flags,
@@ -389,9 +379,10 @@ int convoy__lane_bundle_child(convoy__lane_bundle *b, const convoy__args *sub, i
         const int agv = convoy__coll_base(sub->coll) == CONVOY_COLL_ALLGATHERV;
         const int64_t off = agv ? sub->displs[0] * sub->rtype.extent : 0;
         const int64_t n = agv ? sub->rcounts[0] : sub->count;
-        convoy__add_copy(
-            b->c, rebase(convoy__reg(CONVOY_BUF_SEND, CONVOY_T_SEND, 0, sub->count), send, recv, 0),
-            rebase(convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, off, n), send, recv, 0), 0, NULL);
+        const rebasing at = {send, recv, 0};
+        convoy__add_copy(b->c,
+                         rebase(&at, convoy__reg(CONVOY_BUF_SEND, CONVOY_T_SEND, 0, sub->count)),
+                         rebase(&at, convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV, off, n)), 0, NULL);
         return b->err = b->c->err;
     }
     int rc = build_child(sub, flags, b->budget, &x);

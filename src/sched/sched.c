@@ -214,6 +214,33 @@ int convoy__add_step(convoy__schedule *s, const convoy__step *st, int ndeps, con
     return add(s, st, ndeps, deps);
 }
 
+int convoy__append_steps(convoy__schedule *s, const convoy__schedule *x, int tag_off, int after,
+                         convoy__region (*map)(const void *ctx, convoy__region r), const void *ctx)
+{
+    const int base = s->nsteps;
+    int *pre = after > 0 ? malloc((size_t)after * sizeof *pre) : NULL;
+    if (after > 0 && !pre) return s->err = CONVOY_ERR_NO_MEM;
+    for (int i = 0; i < after; i++)
+        pre[i] = i;
+    for (int i = 0; i < x->nsteps && !s->err; i++) {
+        convoy__step st = x->steps[i];
+        int d[64], *dd = st.ndeps <= 64 ? d : malloc((size_t)st.ndeps * sizeof *dd);
+        if (!dd) {
+            s->err = CONVOY_ERR_NO_MEM;
+            break;
+        }
+        for (int k = 0; k < st.ndeps; k++)
+            dd[k] = base + x->deps[st.dep_first + k];
+        st.src = map(ctx, convoy__reg_move(s, x, st.src));
+        st.dst = map(ctx, convoy__reg_move(s, x, st.dst));
+        if (st.kind == CONVOY_STEP_SEND || st.kind == CONVOY_STEP_RECV) st.tag += tag_off;
+        convoy__add_step(s, &st, st.ndeps > 0 ? st.ndeps : after, st.ndeps > 0 ? dd : pre);
+        if (dd != d) free(dd);
+    }
+    free(pre);
+    return s->err;
+}
+
 int convoy__add_nested(convoy__schedule *s, int comm, convoy__schedule *child, int ndeps,
                        const int *deps)
 {

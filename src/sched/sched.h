@@ -209,6 +209,12 @@ int convoy__add_nested_on(convoy__schedule *s, int comm, convoy__schedule *child
  * convoy__reg_move, a NESTED step's child index one of s's children), with new
  * dependencies. */
 int convoy__add_step(convoy__schedule *s, const convoy__step *st, int ndeps, const int *deps);
+/* Appends x's steps to s (x's children, if any, already moved to s at the same indices):
+ * each region made s's (convoy__reg_move) and then map(ctx, region), each message's tag
+ * plus tag_off, each dependency shifted past s's steps; x's steps without dependencies
+ * depend on s's first `after` steps. Returns s->err. */
+int convoy__append_steps(convoy__schedule *s, const convoy__schedule *x, int tag_off, int after,
+                         convoy__region (*map)(const void *ctx, convoy__region r), const void *ctx);
 /* Convenience for the common "depends on one step, or none if dep < 0". */
 #define CONVOY_DEP(d) ((d) >= 0 ? 1 : 0), ((d) >= 0 ? (const int[]){(d)} : NULL)
 
