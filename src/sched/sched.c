@@ -119,8 +119,9 @@ static int add(convoy__schedule *s, const convoy__step *st, int ndeps, const int
         s->err = CONVOY_ERR_INTERN;
         return -1;
     }
-    /* A tag out of range would alias another message's: a builder that reuses tags does
-     * so on purpose (mod CONVOY_STEP_TAGS, the sends of one tag ordered by dependencies). */
+    /* A tag out of range would alias another message's silently: a builder that repeats a
+     * tag does so on purpose, the two messages of it ordered by dependencies (see
+     * docs/architecture.md, "Tags"). */
     if ((st->kind == CONVOY_STEP_SEND || st->kind == CONVOY_STEP_RECV) &&
         (st->tag < 0 || st->tag >= CONVOY_STEP_TAGS)) {
         s->err = CONVOY_ERR_INTERN;
