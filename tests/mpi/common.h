@@ -42,7 +42,8 @@ static inline void tc_logf(const char *fmt, ...)
     fflush(stderr);
     if (tc_log_len + n + 2 > tc_log_cap) {
         size_t cap = tc_log_cap ? tc_log_cap * 2 : 4096;
-        while (cap < tc_log_len + n + 2) cap *= 2;
+        while (cap < tc_log_len + n + 2)
+            cap *= 2;
         char *p = realloc(tc_log, cap);
         if (!p) return;
         tc_log = p;
