@@ -3,7 +3,12 @@
  *
  * A step becomes ready when its last dependency is done; ready steps start in the order
  * they became ready (steps that are ready together start in schedule order, so two ranks
- * post matching sends and receives in the same order). Local steps (copy, reduce, notify)
+ * post matching sends and receives in the same order). A message whose channel (kind, peer
+ * and tag in its schedule) had an earlier step becomes ready only once that one is posted
+ * too: MPI matches a channel's messages in posting order but completes them in any order,
+ * so the dependencies alone would let two sends of one tag that wait for different
+ * receives leave in either order; this way the k-th message of a channel matches the k-th
+ * on the other side whatever the builder's dependencies. Local steps (copy, reduce, notify)
  * finish as they start; sends, receives, flag waits and nested schedules stay in flight
  * until a later test finds them done. Nothing here blocks or polls in a loop: progress()
  * does what can be done now and returns.
@@ -164,8 +169,11 @@ static int start_step(convoy__exec *x, int i)
     case CONVOY_STEP_NESTED: rc = start_child(x, i, st); break;
     default: return CONVOY_ERR_INTERN;
     }
-    if (!rc) x->active[x->nactive++] = i;
-    return rc;
+    if (rc) return rc;
+    x->active[x->nactive++] = i;
+    /* Posted: the channel's next message may go. */
+    if (st->chan_next > 0 && --x->missing[st->chan_next] == 0) make_ready(x, st->chan_next);
+    return 0;
 }
 
 /* Tests an active step; *done = 1 when it finished. */
@@ -369,7 +377,7 @@ static int exec_init(convoy__exec *x, const convoy__schedule *s, const convoy__t
     /* Successor lists by counting sort over the dependency edges. */
     for (int i = 0; i < n; i++) {
         const convoy__step *st = &s->steps[i];
-        x->missing[i] = st->ndeps;
+        x->missing[i] = st->ndeps + st->chan_wait;
         for (int k = 0; k < st->ndeps; k++)
             x->succ_first[s->deps[st->dep_first + k] + 1]++;
     }

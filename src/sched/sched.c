@@ -21,6 +21,7 @@ void convoy__sched_free(convoy__schedule *s)
     free(s->children);
     free(s->map);
     free(s->ix);
+    free(s->chan);
     free(s->steps);
     free(s->deps);
     memset(s, 0, sizeof *s);
@@ -110,6 +111,63 @@ static int grow(void **p, int32_t *cap, int32_t need, size_t elem)
     return 0;
 }
 
+/* --- message channels ---------------------------------------------------------------- */
+
+static int is_msg(const convoy__step *st)
+{
+    return st->kind == CONVOY_STEP_SEND || st->kind == CONVOY_STEP_RECV;
+}
+
+static int same_chan(const convoy__step *a, const convoy__step *b)
+{
+    return a->kind == b->kind && a->comm == b->comm && a->peer == b->peer && a->tag == b->tag;
+}
+
+static uint32_t chan_hash(const convoy__step *st)
+{
+    uint64_t h = ((uint64_t)(uint32_t)st->peer << 32) ^
+                 ((uint64_t)st->tag << 4 | (uint64_t)st->comm << 1 | st->kind);
+    h *= UINT64_C(0x9e3779b97f4a7c15);
+    return (uint32_t)(h >> 32);
+}
+
+/* The table slot of st's channel: its last step, or an empty slot (-1). */
+static int32_t *chan_slot(const convoy__schedule *s, const convoy__step *st)
+{
+    uint32_t i = chan_hash(st) & (uint32_t)(s->chancap - 1);
+    while (s->chan[i] >= 0 && !same_chan(&s->steps[s->chan[i]], st))
+        i = (i + 1) & (uint32_t)(s->chancap - 1);
+    return &s->chan[i];
+}
+
+/* Makes message step i the last of its channel, linked after the one before it. */
+static int chan_link(convoy__schedule *s, int i)
+{
+    if (2 * (s->nchan + 1) > s->chancap) {
+        /* Rehash into a table twice the size (at least 64 slots), at most half full. */
+        const int32_t oldcap = s->chancap, cap = oldcap ? 2 * oldcap : 64;
+        int32_t *old = s->chan, *t = malloc((size_t)cap * sizeof *t);
+        if (!t) return -1;
+        for (int32_t k = 0; k < cap; k++)
+            t[k] = -1;
+        s->chan = t;
+        s->chancap = cap;
+        for (int32_t k = 0; k < oldcap; k++)
+            if (old[k] >= 0) *chan_slot(s, &s->steps[old[k]]) = old[k];
+        free(old);
+    }
+    convoy__step *st = &s->steps[i];
+    int32_t *slot = chan_slot(s, st);
+    if (*slot >= 0) {
+        s->steps[*slot].chan_next = i;
+        st->chan_wait = 1;
+    } else {
+        s->nchan++;
+    }
+    *slot = i;
+    return 0;
+}
+
 static int add(convoy__schedule *s, const convoy__step *st, int ndeps, const int *deps)
 {
     if (s->err) return -1;
@@ -136,6 +194,8 @@ static int add(convoy__schedule *s, const convoy__step *st, int ndeps, const int
     *n = *st;
     n->dep_first = s->ndeps;
     n->ndeps = 0;
+    n->chan_wait = 0;
+    n->chan_next = 0;
     for (int i = 0; i < ndeps; i++) {
         /* A dependency on a failed add (-1) or a later step would make the schedule
          * cyclic or meaningless: refuse it rather than run something wrong. */
@@ -145,6 +205,10 @@ static int add(convoy__schedule *s, const convoy__step *st, int ndeps, const int
         }
         s->deps[s->ndeps++] = deps[i];
         n->ndeps++;
+    }
+    if (is_msg(n) && chan_link(s, s->nsteps)) {
+        s->err = CONVOY_ERR_NO_MEM;
+        return -1;
     }
     return s->nsteps++;
 }

@@ -84,8 +84,13 @@ typedef struct convoy__region {
 typedef struct convoy__step {
     uint8_t kind; /* enum convoy__step_kind */
     uint8_t comm; /* enum convoy__comm: numbering of peer (SEND, RECV, NESTED) */
+    /* SEND/RECV, set by the adders: the message's channel (kind, comm, peer and tag in this
+     * schedule) had an earlier step (chan_wait = 1), and the next step of the channel
+     * (chan_next, 0: none). The executor posts a channel's messages in step order. */
+    uint8_t chan_wait;
     int32_t peer; /* SEND/RECV: rank in comm; WAIT: node rank */
     int32_t tag;  /* SEND/RECV: 0 <= tag < CONVOY_STEP_TAGS, same on both sides */
+    int32_t chan_next;
     convoy__region src;
     convoy__region dst;
     int32_t flag;             /* NOTIFY/WAIT: flag index < schedule nflags */
@@ -132,6 +137,10 @@ typedef struct convoy__schedule {
      * offset from the region's off, elements), [2 nix]. */
     int64_t *ix;
     int32_t nix, ixcap;
+    /* While building: the last step of each message channel, an open-addressed table of
+     * step indices (-1: empty) keyed by the steps' (kind, comm, peer, tag). */
+    int32_t *chan;
+    int32_t nchan, chancap;
     int err; /* first error met while building (out of memory); sticky */
 } convoy__schedule;
 
