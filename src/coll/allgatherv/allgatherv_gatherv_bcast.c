@@ -33,8 +33,8 @@
 
 #include <stdlib.h>
 
-/* Ring tags repeat after TAG_RING_SPAN rounds (beyond 513 nodes); a ring message then also
- * waits for the last one of its tag (docs/architecture.md, "Tags"). */
+/* Ring tags repeat after TAG_RING_SPAN rounds (beyond 513 nodes); the executor then posts
+ * a tag's messages in round order (docs/architecture.md, "Tags"). */
 enum { TAG_GATHER = 0, TAG_RING = 1, TAG_RING_SPAN = 512, TAG_BCAST = 1000 };
 
 /* Byte offsets of the blocks packed in node order: off[rank] (size p), noff[node] .. noff[node
@@ -117,39 +117,22 @@ int convoy__allgatherv_gatherv_bcast(const convoy__args *a, convoy__schedule *s)
         int last = -1;            /* the receive of the node data forwarded next */
         int window[2] = {-1, -1}; /* the last two receives, oldest first */
         const int nown = ndeps;   /* round 0 sends once the own node is packed */
-        /* Per ring tag, the last send and receive that used it (only where tags repeat). */
-        const int wrap = nnodes - 1 > TAG_RING_SPAN;
-        int *same = wrap ? malloc(2 * TAG_RING_SPAN * sizeof *same) : NULL;
-        if (wrap && !same) s->err = CONVOY_ERR_NO_MEM;
-        for (int x = 0; same && x < 2 * TAG_RING_SPAN; x++)
-            same[x] = -1;
-        for (int k = 0; k < nnodes - 1 && !s->err; k++) {
+        for (int k = 0; k < nnodes - 1; k++) {
             const int sn = ((node - k) % nnodes + nnodes) % nnodes;
             const int rn = ((node - k - 1) % nnodes + nnodes) % nnodes;
             const int tag = TAG_RING + k % TAG_RING_SPAN;
-            int *sent = same ? &same[k % TAG_RING_SPAN] : NULL,
-                *got = same ? &same[TAG_RING_SPAN + k % TAG_RING_SPAN] : NULL;
             if (noff[sn + 1] > noff[sn]) {
                 const convoy__region src = PACKED(noff[sn], noff[sn + 1] - noff[sn]);
-                int st;
-                if (k == 0) {
-                    st = convoy__add_send(s, CONVOY_COMM_ALL, next, tag, src, nown, deps);
-                } else {
-                    int d[2], nd = 0;
-                    if (last >= 0) d[nd++] = last;
-                    if (sent && *sent >= 0) d[nd++] = *sent;
-                    st = convoy__add_send(s, CONVOY_COMM_ALL, next, tag, src, nd, d);
-                }
-                if (sent) *sent = st;
+                if (k == 0)
+                    convoy__add_send(s, CONVOY_COMM_ALL, next, tag, src, nown, deps);
+                else
+                    convoy__add_send(s, CONVOY_COMM_ALL, next, tag, src, CONVOY_DEP(last));
             }
             last = -1;
             if (noff[rn + 1] > noff[rn]) {
-                int d[2], nd = 0;
-                if (window[0] >= 0) d[nd++] = window[0];
-                if (got && *got >= 0) d[nd++] = *got;
                 last = convoy__add_recv(s, CONVOY_COMM_ALL, prev, tag,
-                                        PACKED(noff[rn], noff[rn + 1] - noff[rn]), nd, d);
-                if (got) *got = last;
+                                        PACKED(noff[rn], noff[rn + 1] - noff[rn]),
+                                        CONVOY_DEP(window[0]));
                 window[0] = window[1];
                 window[1] = last;
                 deps[ndeps++] = last;
@@ -160,7 +143,6 @@ int convoy__allgatherv_gatherv_bcast(const convoy__args *a, convoy__schedule *s)
                 }
             }
         }
-        free(same);
         result = -1;
     }
 

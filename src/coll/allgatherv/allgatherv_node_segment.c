@@ -29,8 +29,8 @@
  *   placement, every process's load is within one unit of the node's average.
  * - Receives: posted in Q order, each into its final place, at most 4 in flight (and
  *   4 sends); messages between two processes carry the unit's index in the receiver's Q
- *   as tag (mod 1024; sends with equal tags to one peer are chained, so FIFO matching
- *   keeps them apart).
+ *   as tag (mod 1024; the executor posts the messages of a repeated tag in Q order, so
+ *   FIFO matching keeps them apart).
  * - Direct mode (the packed result, T bytes, fits into the segment): the segment holds
  *   the packed result; remote data is received straight into it, forwarded from it, and
  *   every process copies the pieces from it (the paper's shared window). Streaming mode
@@ -340,7 +340,7 @@ static int node_segment(const convoy__args *a, convoy__schedule *s)
     ns_node cur = {0}, prv = {0}, nxt = {0};
     int32_t *writer = NULL;
     int64_t *widx = NULL, *wcnt = NULL;
-    int *rstep = NULL, *lastsend = NULL, *dv = NULL, *lastwait = NULL, *reads = NULL;
+    int *rstep = NULL, *dv = NULL, *lastwait = NULL, *reads = NULL;
     int rc = plan_make(a, &pl);
     /* Streaming with node peers from a contiguous send buffer: an own unit goes from the
      * send buffer into its slot and from there into the receive buffer (the slot still in
@@ -375,15 +375,7 @@ static int node_segment(const convoy__args *a, convoy__schedule *s)
     dv = malloc(((size_t)ppn + 4) * sizeof *dv);
     lastwait = malloc((size_t)ppn * NS_FLAGS * sizeof *lastwait);
     reads = malloc((size_t)nu * sizeof *reads);
-    const int nnext = nn > 1 ? t->node_size[jn] : 0;
-    if (nu > CONVOY_STEP_TAGS && nnext > 0) {
-        lastsend = malloc((size_t)nnext * CONVOY_STEP_TAGS * sizeof *lastsend);
-        if (lastsend)
-            for (int64_t x = 0; x < (int64_t)nnext * CONVOY_STEP_TAGS; x++)
-                lastsend[x] = -1;
-    }
-    if (!writer || !widx || !wcnt || !rstep || !dv || !lastwait || !reads ||
-        (nu > CONVOY_STEP_TAGS && nnext && !lastsend)) {
+    if (!writer || !widx || !wcnt || !rstep || !dv || !lastwait || !reads) {
         rc = CONVOY_ERR_NO_MEM;
         goto done;
     }
@@ -534,11 +526,9 @@ static int node_segment(const convoy__args *a, convoy__schedule *s)
             d.n = 0;
             dep(&d, have);
             dep(&d, swin[nsent % NS_WINDOW]);
-            if (lastsend) dep(&d, lastsend[(int64_t)to * CONVOY_STEP_TAGS + tag]);
-            const int st = convoy__add_send(s, CONVOY_COMM_ALL, convoy__topo_rank_at(t, jn, to),
-                                            tag, pl.direct ? sg : rb, d.n, d.v);
-            swin[nsent++ % NS_WINDOW] = st;
-            if (lastsend) lastsend[(int64_t)to * CONVOY_STEP_TAGS + tag] = st;
+            swin[nsent++ % NS_WINDOW] =
+                convoy__add_send(s, CONVOY_COMM_ALL, convoy__topo_rank_at(t, jn, to), tag,
+                                 pl.direct ? sg : rb, d.n, d.v);
         }
     }
     /* Single copy: a process says it has read everything (F_DONE), and returns its buffers
@@ -563,7 +553,6 @@ done:
     free(widx);
     free(wcnt);
     free(rstep);
-    free(lastsend);
     free(dv);
     free(lastwait);
     free(reads);

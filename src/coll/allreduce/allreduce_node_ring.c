@@ -126,8 +126,8 @@
  * (CONVOY_ALGO_REPRODUCIBLE), also from run to run for the same layout and piece size.
  *
  * Details: messages between two processes are numbered in time order on both sides; the
- * tag is that number mod 1024, and message j waits for message j-1024 of the same pair,
- * so equal tags never overlap. Per process at most S receives of partials (scratch slots),
+ * tag is that number mod 1024 (the executor posts the messages of a repeated tag in step
+ * order, so equal tags never cross). Per process at most S receives of partials (scratch slots),
  * S sends and S broadcast receives are in flight, so testing stays cheap at any size.
  * In place, a process's copy of its data into the segment comes before the finished
  * piece overwrites it.
@@ -278,27 +278,11 @@ int convoy__allreduce_node_ring_applicable(const convoy__args *a)
     return make_plan(a, &pl) == 0;
 }
 
-/* Message numbering between this process and one peer: tag = number mod 1024, and message
- * j depends on message j - 1024 of the same pair. */
-typedef struct chan {
-    int64_t n;
-    int32_t *ring; /* [CONVOY_STEP_TAGS] step of message j at j mod 1024 */
-} chan;
-
-static int chan_tag(const chan *c)
+/* The tag of the next message between this process and one peer, whose messages *n
+ * counts: the message's number mod 1024. */
+static int chan_tag(int64_t *n)
 {
-    return (int)(c->n % CONVOY_STEP_TAGS);
-}
-
-static int chan_dep(const chan *c)
-{
-    return c->n >= CONVOY_STEP_TAGS ? c->ring[c->n % CONVOY_STEP_TAGS] : -1;
-}
-
-static void chan_push(chan *c, int step)
-{
-    c->ring[c->n % CONVOY_STEP_TAGS] = step;
-    c->n++;
+    return (int)((*n)++ % CONVOY_STEP_TAGS);
 }
 
 /* A window of steps: the k-th one depends on the (k - S)-th. */
@@ -324,17 +308,15 @@ static void dep_add(int *deps, int *nd, int d)
     if (d >= 0) deps[(*nd)++] = d;
 }
 
-/* Sends region X on to `peer` of the next node over channel c, after step `after`, the
- * channel's message 1024 earlier and the send S sends earlier (both stages use it). */
-static int send_on(convoy__schedule *s, chan *c, window *sends, int peer, convoy__region X,
+/* Sends region X on to `peer` of the next node, whose messages *c counts, after step
+ * `after` and the send S sends earlier (both stages use it). */
+static int send_on(convoy__schedule *s, int64_t *c, window *sends, int peer, convoy__region X,
                    int after)
 {
-    int deps[3], nd = 0;
+    int deps[2], nd = 0;
     dep_add(deps, &nd, after);
-    dep_add(deps, &nd, chan_dep(c));
     dep_add(deps, &nd, win_dep(sends));
     int snd = convoy__add_send(s, CONVOY_COMM_ALL, peer, chan_tag(c), X, nd, deps);
-    chan_push(c, snd);
     win_push(sends, snd);
     return snd;
 }
@@ -372,8 +354,8 @@ int convoy__allreduce_node_ring(const convoy__args *a, convoy__schedule *s)
     int32_t *sendstep = malloc((size_t)(N * K) * sizeof *sendstep);   /* reduce-stage send of X */
     int32_t *writestep = malloc((size_t)(N * K) * sizeof *writestep); /* my copy into a slot */
     int32_t *final = malloc((size_t)K * sizeof *final); /* step completing my part's piece */
-    int32_t *rings = malloc((size_t)(m_next + m_prev) * CONVOY_STEP_TAGS * sizeof *rings);
-    chan *out = calloc((size_t)m_next, sizeof *out), *in = calloc((size_t)m_prev, sizeof *in);
+    /* Messages so far to each process of the next node and from each of the previous. */
+    int64_t *out = calloc((size_t)m_next, sizeof *out), *in = calloc((size_t)m_prev, sizeof *in);
     int32_t *wins = malloc((size_t)(3 * S) * sizeof *wins);
     int *deps = malloc((size_t)(m + 4) * sizeof *deps);
     /* Single copy: my reads (the done notification follows them all) and my last wait per
@@ -381,15 +363,11 @@ int convoy__allreduce_node_ring(const convoy__args *a, convoy__schedule *s)
     int *reads = cma ? malloc((size_t)(2 * N * K) * (size_t)m * sizeof *reads) : NULL;
     int *lastwait = cma ? malloc((size_t)m * NFLAGS_CMA * sizeof *lastwait) : NULL;
     int nreads = 0;
-    if (!cnt || !bcnt || !wr_h || !wr_c || !pub || !sendstep || !writestep || !final || !rings ||
-        !out || !in || !wins || !deps || (cma && (!reads || !lastwait))) {
+    if (!cnt || !bcnt || !wr_h || !wr_c || !pub || !sendstep || !writestep || !final || !out ||
+        !in || !wins || !deps || (cma && (!reads || !lastwait))) {
         s->err = CONVOY_ERR_NO_MEM;
         goto cleanup;
     }
-    for (int k = 0; k < m_next; k++)
-        out[k].ring = rings + (size_t)k * CONVOY_STEP_TAGS;
-    for (int k = 0; k < m_prev; k++)
-        in[k].ring = rings + (size_t)(m_next + k) * CONVOY_STEP_TAGS;
     /* Partials received (scratch slot = number mod S; the reduce that last read it),
      * sends, broadcast receives: at most S of each in flight. */
     window rslot = {0, S, wins}, sends = {0, S, wins + S}, brecv = {0, S, wins + 2 * S};
@@ -521,16 +499,13 @@ int convoy__allreduce_node_ring(const convoy__args *a, convoy__schedule *s)
                 }
                 if (d > 0) {
                     /* The previous nodes' partial, into a scratch slot, then into X. */
-                    chan *c = &in[q % m_prev];
                     const convoy__region R = convoy__reg(CONVOY_BUF_TMP, CONVOY_T_RECV,
                                                          (rslot.n % S) * pl.piece * ext - lb, len);
                     nd = 0;
                     dep_add(deps, &nd, win_dep(&rslot));
-                    dep_add(deps, &nd, chan_dep(c));
                     int rcv = convoy__add_recv(s, CONVOY_COMM_ALL,
                                                convoy__topo_rank_at(t, prv, (int)(q % m_prev)),
-                                               chan_tag(c), R, nd, deps);
-                    chan_push(c, rcv);
+                                               chan_tag(&in[q % m_prev]), R, nd, deps);
                     nd = 0;
                     dep_add(deps, &nd, rcv);
                     dep_add(deps, &nd, xready);
@@ -569,15 +544,12 @@ int convoy__allreduce_node_ring(const convoy__args *a, convoy__schedule *s)
                     fin = final[q];
                 } else {
                     /* Into X, after the reduce stage sent the partial from there. */
-                    chan *c = &in[q % m_prev];
                     nd = 0;
                     dep_add(deps, &nd, sendstep[dr * K + q]);
-                    dep_add(deps, &nd, chan_dep(c));
                     dep_add(deps, &nd, win_dep(&brecv));
                     fin = convoy__add_recv(s, CONVOY_COMM_ALL,
                                            convoy__topo_rank_at(t, prv, (int)(q % m_prev)),
-                                           chan_tag(c), X, nd, deps);
-                    chan_push(c, fin);
+                                           chan_tag(&in[q % m_prev]), X, nd, deps);
                     win_push(&brecv, fin);
                 }
                 if (e < N - 1)
@@ -664,7 +636,6 @@ cleanup:
     free(sendstep);
     free(writestep);
     free(final);
-    free(rings);
     free(out);
     free(in);
     free(wins);

@@ -36,9 +36,7 @@
  * N - 1 lane hops plus the leaves' step back and the last one, and per block the slower of
  * a replica's own work (its lane piece in and out and k - 1 pieces exchanged with its
  * node: k message pairs, serialised on the process) and one lane and one node message.
- * nb minimises it (CONVOY_BCAST_KLANE_BLOCKS overrides), up to 256 (the step tags: the
- * pipeline's fill then costs about (N + 1)/256 of the message's time; the model's best
- * wants more only for hundreds of megabytes). Before, the node exchange was one
+ * nb minimises it (CONVOY_BCAST_KLANE_BLOCKS overrides). Before, the node exchange was one
  * node message per step ((nb + N + 1)(lane(p) + node(p)), which stays where the gap is not
  * measured, with nb = sqrt((N + 1) beta m / (k alpha))): SMPI charges each send and receive
  * its software cost on its process (smpi/ois, smpi/or), so on the simulated VSC-3 16 x 16,
@@ -61,10 +59,10 @@
 
 #include "coll/lane.h"
 
-/* Step tags: four kinds per block, so at most TAG_SPAN blocks. A tag may not repeat within
- * the operation: a replica's sends wait for receives, and MPI reports those done in any
- * order, so two sends of one tag to one peer could leave in either order and land in each
- * other's place (seen on MPICH: 354 blocks under the old wrap-around at 250). */
+/* Step tags: four kinds per block; block b uses those of b mod TAG_SPAN. A replica's sends
+ * wait for receives, which MPI reports done in any order: the executor posts the messages
+ * of a repeated tag in block order (src/sched/exec.c), or two blocks' pieces could land in
+ * each other's place (seen on MPICH at 354 blocks before it did). */
 enum {
     TAG_ROOT = 0,
     TAG_LANE = 1,
@@ -109,7 +107,6 @@ int64_t convoy__bcast_klane_pipeline_blocks(const convoy__args *a)
     const int k = t->max_ppn;
     int64_t nb = convoy__param_get(a, "CONVOY_BCAST_KLANE_BLOCKS", 0);
     int64_t most = a->count / k > 1 ? a->count / k : 1;
-    if (most > TAG_SPAN) most = TAG_SPAN;
     if (nb <= 0 && a->machine.xgap_node > 0) {
         /* The block count with the least modelled time (it is convex in nb). */
         double best = 0;
@@ -140,7 +137,7 @@ static int klane_pipeline(const convoy__args *a, convoy__schedule *s)
     convoy__reg(CONVOY_BUF_RECV, CONVOY_T_RECV,                                                    \
                 convoy__lane_block_off(a->count, (int)np, (int)((b)*k + (i))) * a->rtype.extent,   \
                 convoy__lane_block(a->count, (int)np, (int)((b)*k + (i))))
-#define TAG(b, kind) ((int)(b)*TAG_KINDS + (kind))
+#define TAG(b, kind) ((int)((b) % TAG_SPAN) * TAG_KINDS + (kind))
     for (int64_t b = 0; b < nb; b++) {
         const convoy__region mine = PIECE(b, j);
         int have = -1; /* the step after which piece (b, j) is here (-1: at the root, now) */

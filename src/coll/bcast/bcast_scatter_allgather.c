@@ -31,12 +31,8 @@
  */
 #include "coll/coll.h"
 
-#include <stdlib.h>
-
-/* Ring tags repeat after TAG_RING_SPAN rounds (beyond 1001 processes). The receives are
- * posted at once, in round order; a send waits for the receive before it, and MPI reports
- * completions in any order, so a ring send also waits for the last send of its tag: the
- * two messages of a tag leave in round order. */
+/* Ring tags repeat after TAG_RING_SPAN rounds (beyond 1001 processes); the executor then
+ * posts a tag's messages in round order (docs/architecture.md, "Tags"). */
 enum { TAG_SCATTER = 0, TAG_RING = 1, TAG_RING_SPAN = 1000 };
 
 /* Elements [first, first + n) of chunks [j0, j1) (relative ranks), clipped to count. */
@@ -75,11 +71,6 @@ static int scatter_allgather(const convoy__args *a, convoy__schedule *s)
     const int next = (v + 1) % p, prev = (v - 1 + p) % p;
     const int next_sub = convoy__binomial_subtree(next, p);
     int last = got; /* the step after which the chunk sent next is here */
-    /* Per ring tag, the last send that used it (only where tags repeat). */
-    int *sent = p - 1 > TAG_RING_SPAN ? malloc(TAG_RING_SPAN * sizeof *sent) : NULL;
-    if (p - 1 > TAG_RING_SPAN && !sent) return s->err = CONVOY_ERR_NO_MEM;
-    for (int t = 0; sent && t < TAG_RING_SPAN; t++)
-        sent[t] = -1;
     for (int k = 0; k < p - 1; k++) {
         const int sj = ((v - k) % p + p) % p, rj = ((v - k - 1) % p + p) % p;
         const int next_has = sj >= next && sj < next + next_sub;
@@ -87,21 +78,14 @@ static int scatter_allgather(const convoy__args *a, convoy__schedule *s)
         const int held = sj >= v && sj < v + sub;
         const convoy__region sr = chunks(a, c, sj, sj + 1), rr = chunks(a, c, rj, rj + 1);
         const int tag = TAG_RING + k % TAG_RING_SPAN;
-        if (!next_has && sr.count > 0) {
-            const int from = held ? got : last, before = sent ? sent[k % TAG_RING_SPAN] : -1;
-            int deps[2], nd = 0;
-            if (from >= 0) deps[nd++] = from;
-            if (before >= 0) deps[nd++] = before;
-            const int st = convoy__add_send(s, CONVOY_COMM_ALL, convoy__rooted_rank(a, next), tag,
-                                            sr, nd, deps);
-            if (sent) sent[k % TAG_RING_SPAN] = st;
-        }
+        if (!next_has && sr.count > 0)
+            convoy__add_send(s, CONVOY_COMM_ALL, convoy__rooted_rank(a, next), tag, sr,
+                             CONVOY_DEP(held ? got : last));
         last = got;
         if (!have && rr.count > 0)
             last = convoy__add_recv(s, CONVOY_COMM_ALL, convoy__rooted_rank(a, prev), tag, rr, 0,
                                     NULL);
     }
-    free(sent);
     return s->err;
 }
 
