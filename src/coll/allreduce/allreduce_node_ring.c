@@ -127,8 +127,9 @@
  *
  * Details: messages between two processes are numbered in time order on both sides; the
  * tag is that number mod 1024 (the executor posts the messages of a repeated tag in step
- * order, so equal tags never cross). Per process at most S receives of partials (scratch slots),
- * S sends and S broadcast receives are in flight, so testing stays cheap at any size.
+ * order, so equal tags never cross). Per process at most S receives of partials (scratch
+ * slots), S sends and S broadcast receives are in flight, so testing stays cheap at any
+ * size.
  * In place, a process's copy of its data into the segment comes before the finished
  * piece overwrites it.
  */
