@@ -215,6 +215,8 @@ static const char *default_pick(bench_job *j, coll_job *cj, const bench_result *
     return pick;
 }
 
+static void bound_refresh(const bench_ctx *x, int64_t bytes);
+
 /* One cell, start to finish. Errors are counted in x->failures. */
 static void run_cell(bench_ctx *x, const bench_coll *coll, const char *dist, int64_t count,
                      char **algos, int nalgos)
@@ -266,6 +268,7 @@ static void run_cell(bench_ctx *x, const bench_coll *coll, const char *dist, int
     bench_result *res = calloc((size_t)nalgos, sizeof *res);
     if (!res) bench_out_of_memory(x);
     bench_run_job(&j, res, t_cell);
+    bound_refresh(x, c.bytes);
     bench_row_ctx rc = {"coll",
                         coll->name,
                         (coll->flags & BENCH_VECTOR) != 0,
@@ -345,16 +348,11 @@ static void barrier_sleeping(MPI_Comm c)
  * copying alone (the others wait). A bound from one core's rate assumes it holds with every core
  * copying; on this development host (2-core EPYC virtual machine) two cores copying 32 MiB at once
  * ran 18.3-20.2 GB/s each against 19.7-25.0 for one alone (6 alternated runs, load 9). */
-static double copy_bandwidth_all(const bench_ctx *x, double *alone)
-{
-    *alone = x->rank == 0 ? bench_copy_bandwidth(MPI_COMM_NULL) : 0;
 #ifndef CONVOY_SIMGRID
-    barrier_sleeping(x->comm);
-#endif
-    MPI_Bcast(alone, 1, MPI_DOUBLE, 0, x->comm);
-#ifdef CONVOY_SIMGRID
-    return *alone; /* (the platform charges every copy alike) */
-#else
+/* The together part of copy_bandwidth_all: the mean rate of the copying processes, on every
+ * rank. */
+static double copy_bandwidth_together(const bench_ctx *x)
+{
     MPI_Comm host, together;
     MPI_Comm_split_type(x->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
     int hrank, hprocs, first;
@@ -375,6 +373,38 @@ static double copy_bandwidth_all(const bench_ctx *x, double *alone)
     barrier_sleeping(x->comm);
     MPI_Allreduce(v, sum, 2, MPI_DOUBLE, MPI_SUM, x->comm);
     return sum[1] > 0 ? sum[0] / sum[1] : 0;
+}
+#endif
+
+static double copy_bandwidth_all(const bench_ctx *x, double *alone)
+{
+    *alone = x->rank == 0 ? bench_copy_bandwidth(MPI_COMM_NULL) : 0;
+#ifndef CONVOY_SIMGRID
+    barrier_sleeping(x->comm);
+#endif
+    MPI_Bcast(alone, 1, MPI_DOUBLE, 0, x->comm);
+#ifdef CONVOY_SIMGRID
+    return *alone; /* (the platform charges every copy alike) */
+#else
+    return copy_bandwidth_together(x);
+#endif
+}
+
+/* Before the row of a cell of at least BOUND_REFRESH_BYTES: the copy bandwidth measured
+ * again, the bound's kept where faster. A host shared with others copies at different rates
+ * from minute to minute (this development VM: 4.7-11.8 GB/s per core within 16 s, and 4.7 to
+ * 9.6 GB/s at the start of runs an hour apart), and a bound from a slow moment at the start
+ * was no bound: cells came in at 0.4 of it. The fastest rate seen so far keeps it a lower
+ * bound as far as this run can tell; each bound line names the rate it used. Collective. */
+enum { BOUND_REFRESH_BYTES = 1 << 20 };
+static void bound_refresh(const bench_ctx *x, int64_t bytes)
+{
+#ifdef CONVOY_SIMGRID
+    (void)x, (void)bytes; /* (the platform's rate does not change) */
+#else
+    if (bench_bound_cfg.bw <= 0 || bytes < BOUND_REFRESH_BYTES) return;
+    const double bw = copy_bandwidth_together(x);
+    if (bw > bench_bound_cfg.bw) bench_bound_cfg.bw = bw;
 #endif
 }
 

@@ -346,8 +346,9 @@ void bench_run_lanes(bench_ctx *x);
 
 /* Output (rank 0 only; output.c, json.c). */
 void bench_print_header(FILE *f, const bench_meta *m, const bench_opts *o);
-/* The single-copy bound (output.c): set once at start from the copy bandwidth of a core
- * while the host's cores copy at once (bytes/s, measured by bench_copy_bandwidth), the
+/* The single-copy bound (output.c): set at start from the copy bandwidth of a core while
+ * the host's cores copy at once (bytes/s, measured by bench_copy_bandwidth; raised where a
+ * measurement before a large cell is faster: bench.c bound_refresh), the
  * processes per host and its cores; a cell's bound is the bytes a process must receive times
  * the host's processes over the bandwidth of the cores they share. */
 typedef struct bench_bound {

@@ -15,8 +15,9 @@
 #ifdef CONVOY_SIMGRID
 static const char bw_source[] = "the platform's CONVOY_SIM_COPY_BW, in simulated time";
 #else
-static const char bw_source[] = "memcpy, measured at start with that many cores copying at "
-                                "once";
+static const char bw_source[] = "memcpy with that many cores copying at once, measured at "
+                                "start; before each cell of 1 MiB or more again, the faster "
+                                "kept";
 #endif
 
 void bench_print_header(FILE *f, const bench_meta *m, const bench_opts *o)
@@ -118,6 +119,7 @@ static void print_bound(FILE *f, const bench_row_ctx *rc, const bench_cell *c,
             fprintf(f, " %+.2f us", (x->s.median - native) * 1e6);
         fprintf(f, i + 1 < nr ? "," : "");
     }
+    if (bound > 0) fprintf(f, " (at %.2f GB/s per core)", b->bw / 1e9);
     fprintf(f, "\n");
 }
 
