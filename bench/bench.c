@@ -342,12 +342,6 @@ static void barrier_sleeping(MPI_Comm c)
 }
 #endif
 
-/* The copy bandwidth per core for the single-copy bound, with as many processes of rank 0's
- * host copying at once as the bound lets work in parallel (its processes, at most one per
- * core): the mean of their rates, on every rank; the others sleep meanwhile. *alone: rank 0's rate
- * copying alone (the others wait). A bound from one core's rate assumes it holds with every core
- * copying; on this development host (2-core EPYC virtual machine) two cores copying 32 MiB at once
- * ran 18.3-20.2 GB/s each against 19.7-25.0 for one alone (6 alternated runs, load 9). */
 #ifndef CONVOY_SIMGRID
 /* The together part of copy_bandwidth_all: the mean rate of the copying processes, on every
  * rank. */
@@ -376,6 +370,12 @@ static double copy_bandwidth_together(const bench_ctx *x)
 }
 #endif
 
+/* The copy bandwidth per core for the single-copy bound, with as many processes of rank 0's
+ * host copying at once as the bound lets work in parallel (its processes, at most one per
+ * core): the mean of their rates, on every rank; the others sleep meanwhile. *alone: rank 0's rate
+ * copying alone (the others wait). A bound from one core's rate assumes it holds with every core
+ * copying; on this development host (2-core EPYC virtual machine) two cores copying 32 MiB at once
+ * ran 18.3-20.2 GB/s each against 19.7-25.0 for one alone (6 alternated runs, load 9). */
 static double copy_bandwidth_all(const bench_ctx *x, double *alone)
 {
     *alone = x->rank == 0 ? bench_copy_bandwidth(MPI_COMM_NULL) : 0;
