@@ -178,10 +178,9 @@ static int add(convoy__schedule *s, const convoy__step *st, int ndeps, const int
         return -1;
     }
     /* A tag out of range would alias another message's silently: a builder that repeats a
-     * tag does so on purpose, the two messages of it ordered by dependencies (see
-     * docs/architecture.md, "Tags"). */
-    if ((st->kind == CONVOY_STEP_SEND || st->kind == CONVOY_STEP_RECV) &&
-        (st->tag < 0 || st->tag >= CONVOY_STEP_TAGS)) {
+     * tag does so on purpose, its messages posted in channel order (see docs/architecture.md,
+     * "Tags"). */
+    if (is_msg(st) && (st->tag < 0 || st->tag >= CONVOY_STEP_TAGS)) {
         s->err = CONVOY_ERR_INTERN;
         return -1;
     }
@@ -298,7 +297,7 @@ int convoy__append_steps(convoy__schedule *s, const convoy__schedule *x, int tag
             dd[k] = base + x->deps[st.dep_first + k];
         st.src = map(ctx, convoy__reg_move(s, x, st.src));
         st.dst = map(ctx, convoy__reg_move(s, x, st.dst));
-        if (st.kind == CONVOY_STEP_SEND || st.kind == CONVOY_STEP_RECV) st.tag += tag_off;
+        if (is_msg(&st)) st.tag += tag_off;
         convoy__add_step(s, &st, st.ndeps > 0 ? st.ndeps : after, st.ndeps > 0 ? dd : pre);
         if (dd != d) free(dd);
     }

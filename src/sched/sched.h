@@ -137,8 +137,9 @@ typedef struct convoy__schedule {
      * offset from the region's off, elements), [2 nix]. */
     int64_t *ix;
     int32_t nix, ixcap;
-    /* While building: the last step of each message channel, an open-addressed table of
-     * step indices (-1: empty) keyed by the steps' (kind, comm, peer, tag). */
+    /* The last step of each message channel, for the adders: an open-addressed table of
+     * step indices (-1: empty) keyed by the steps' (kind, comm, peer, tag); freed with the
+     * schedule. */
     int32_t *chan;
     int32_t nchan, chancap;
     int err; /* first error met while building (out of memory); sticky */
