@@ -25,14 +25,21 @@
  * The decomposition Convoy uses for each communicator is checked against the one derived
  * by hand from CONVOY_NODEMAP / CONVOY_PPN (when all processes share one host).
  *
- * Usage: mpirun -n P test_coll [--large] [--quick] [--stream]; CONVOY_TEST_VERBOSE=1 names
- * each case. --stream runs only Allgatherv data about 300 node segments large (run it with a
- * small CONVOY_SEGMENT_BYTES and virtual nodes): the default choice and node_segment.
+ * Usage: mpirun -n P test_coll [--large] [--quick] [--stream] [--cma [--deny-cma]];
+ * CONVOY_TEST_VERBOSE=1 names each case. --stream runs only Allgatherv data about 300 node
+ * segments large (run it with a small CONVOY_SEGMENT_BYTES and virtual nodes): the default
+ * choice and node_segment. --cma runs the single-copy paths (see check_cma_line); with
+ * --deny-cma world rank 1 first makes itself unreadable by its peers, as a hardened host
+ * would (see deny_cma), and every process must then do without the reads.
  */
+#define _GNU_SOURCE /* syscall (--deny-cma) */
 #include "common.h"
 
+#include <linux/capability.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 
 #include "api/api.h"
 #include "check/dist.h"
@@ -1237,10 +1244,34 @@ static void stream_suite(const tcomm *c, uint64_t seed)
     case_allgatherv(c, &L_2int, &L_2int, C_STREAM, D_GAPPED, 1, M_BLOCKING, seed + 4);
 }
 
+/* --deny-cma: the operating system forbids the reads, as on hosts where a process may not
+ * read another's memory (containers without CAP_SYS_PTRACE and non-dumpable processes, Yama
+ * ptrace_scope 2 or 3). process_vm_readv needs the right to ptrace the target: a reader with
+ * the target's user id may, unless the target is not dumpable and the reader lacks
+ * CAP_SYS_PTRACE. So world rank 1 gives up the capability and becomes non-dumpable before
+ * the first Convoy call, whose setup probes the reads: its node peer's probe of it fails,
+ * its own probe of the peer succeeds, and on more nodes the others' probes succeed, so the
+ * test also proves that every rank agrees on the one verdict. Run it with the MPI library's
+ * own single copy off (Open MPI's vader reads by process_vm_readv too). At the end the
+ * process is dumpable again, so that the leak checker may stop its threads. Returns whether
+ * the reads of this process are forbidden. */
+static int g_deny_cma;
+static int deny_cma(void)
+{
+    struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+    if (syscall(SYS_capget, &h, d) != 0) return 0;
+    d[CAP_TO_INDEX(CAP_SYS_PTRACE)].effective &= ~CAP_TO_MASK(CAP_SYS_PTRACE);
+    d[CAP_TO_INDEX(CAP_SYS_PTRACE)].permitted &= ~CAP_TO_MASK(CAP_SYS_PTRACE);
+    if (syscall(SYS_capset, &h, d) != 0) return 0;
+    return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0;
+}
+
 /* --cma (run with CONVOY_ALLGATHERV_CMA_MIN=0, so that every size takes the single-copy
  * path): what CONVOY_VERBOSE says at setup about cross-memory attach, on a new
  * communicator: "used" unless CONVOY_CMA=0, which must say so (this machine permits the
- * reads between a user's processes; CONVOY_TEST_CMA=0 where it does not). */
+ * reads between a user's processes; CONVOY_TEST_CMA=0 where it does not), or unless
+ * --deny-cma forbade them, where the failed probe must say why. */
 static void check_cma_line(void)
 {
     char what[] = "cross-memory attach: the setup's verbose line";
@@ -1248,7 +1279,10 @@ static void check_cma_line(void)
     const char *env = getenv("CONVOY_CMA"), *t = getenv("CONVOY_TEST_CMA");
     const char *want = (env && !strcmp(env, "0")) ? "not used: CONVOY_CMA=0"
                        : (t && !strcmp(t, "0"))   ? "not used"
-                                                  : "used for large node transfers";
+                       : g_deny_cma
+                           ? "not used: the probe read between node processes failed on some node: "
+                             "Operation not permitted"
+                           : "used for large node transfers";
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     int rank, one = 1, sum;
@@ -1889,9 +1923,13 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--stream") == 0) stream = 1;
         if (strcmp(argv[i], "--cma") == 0)
             cma = 1, g_only_agv = "node_segment", g_only_ar = "node_ring";
+        if (strcmp(argv[i], "--deny-cma") == 0) g_deny_cma = 1;
         if (strcmp(argv[i], "--large") == 0) g_large = 1;
         if (strcmp(argv[i], "--quick") == 0) g_quick = 1;
     }
+    if (g_deny_cma)
+        tc_check(MPI_COMM_WORLD, wr != 1 || deny_cma(), "--deny-cma: reads of rank 1 forbidden",
+                 "capset or prctl(PR_SET_DUMPABLE) failed");
     if (getenv("CONVOY_TEST_LARGE") && atoi(getenv("CONVOY_TEST_LARGE"))) g_large = 1;
     g_verbose = getenv("CONVOY_TEST_VERBOSE") && atoi(getenv("CONVOY_TEST_VERBOSE"));
     unsetenv("CONVOY_ALLREDUCE_ALGO");
@@ -1967,6 +2005,7 @@ int main(int argc, char **argv)
     double t1 = tc_now();
     if (wr == 0 && g_verbose) fprintf(stderr, "test_coll: %.1f s\n", t1 - t0);
     int status = tc_finish();
+    if (g_deny_cma && wr == 1) prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
     MPI_Finalize();
     return status;
 }
