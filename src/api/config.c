@@ -38,6 +38,7 @@ void convoy__config_read(convoy__config *c)
 #endif
     c->trial_within = 3;
     c->trial_min = 1e-3;
+    c->trial_bytes = 1 << 20;
     for (char **e = environ; e && *e; e++) {
         const char *s = *e;
         if (strncmp(s, "CONVOY_", 7) != 0) continue;
@@ -75,6 +76,8 @@ void convoy__config_read(convoy__config *c)
             if (c->trial_within < 1) c->trial_within = 1;
         } else if (IS("TRIAL_MIN"))
             c->trial_min = number(v, 1e-3);
+        else if (IS("TRIAL_BYTES"))
+            c->trial_bytes = number(v, 1 << 20);
         else if (IS("TUNING_FILE"))
             c->tuning_file = *v ? v : NULL;
         else if (n > 5 && memcmp(name + n - 5, "_ALGO", 5) == 0) {

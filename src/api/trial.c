@@ -12,15 +12,15 @@
  * library's collective), then the model's choice and, for calls it predicts at least
  * CONVOY_TRIAL_MIN (1 ms: see open_sides), Convoy's other algorithms predicted within
  * CONVOY_TRIAL_WITHIN (3) times the choice's time, the best first, up to CONVOY_TRIAL_SIDES
- * in all. The model misses among Convoy's own algorithms too: at np 4 as
- * 2 x 2 on 2 cores, where processes share cores, Allgatherv of 1M ints per rank predicted
- * 1454 us for `node_segment` and 2716 for `direct`, which took 0.88 of the library's time
- * against `node_segment`'s 1.04 (halffull: 0.60 against 0.81). So where the library's
- * collective is no candidate (programs calling convoy_*), the collectives that only move
- * data (Allgather(v), Alltoall, Barrier: whichever side runs, the result has the same bits)
- * time Convoy's candidates the same way, side 0 the model's choice; the reductions keep the
- * model's choice, so that a repeated call keeps giving the same bits (MPI's advice for
- * reductions).
+ * in all (calls of CONVOY_TRIAL_BYTES, 1 MiB, or more per process whatever their predicted
+ * time, from within twice that factor). The model misses among Convoy's own algorithms too: at np 4
+ * as 2 x 2 on 2 cores, where processes share cores, Allgatherv of 1M ints per rank predicted 1454
+ * us for `node_segment` and 2716 for `direct`, which took 0.88 of the library's time against
+ * `node_segment`'s 1.04 (halffull: 0.60 against 0.81). So where the library's collective is no
+ * candidate (programs calling convoy_*), the collectives that only move data (Allgather(v),
+ * Alltoall, Barrier: whichever side runs, the result has the same bits) time Convoy's candidates
+ * the same way, side 0 the model's choice; the reductions keep the model's choice, so that a
+ * repeated call keeps giving the same bits (MPI's advice for reductions).
  *
  * Each side runs once untimed (which builds and touches what it needs), then K =
  * CONVOY_TRIAL_CALLS times timed, in cycles of one call per side (their order rotated by one
@@ -139,6 +139,17 @@ static int next_side(const convoy__trial *t)
  * predicted within CONVOY_TRIAL_WITHIN of it, at this call's size as plan.c sizes the
  * machine. With one side it serves the kind untimed.
  *
+ * Large calls, CONVOY_TRIAL_BYTES (1 MiB) or more per process, have their other candidates
+ * whatever the predicted time, from within twice CONVOY_TRIAL_WITHIN. There the models miss
+ * by more than the trial's margin for a reason of their own: they charge copies at rates
+ * probed on data that stays in cache, and how fast this host moves data that does not
+ * changes from minute to minute. At np 2 on one node, Allgatherv of 256K-4M ints per rank
+ * (regular, halffull, geometric) predicted `node_segment` 3.1 times faster than `direct`
+ * (517 against 1619 us at 1M regular), which took 0.5-1.2 of its time as the host's state
+ * changed (`node_segment` 0.78-0.88 of the library's time, then 1.2-1.95 a few minutes later,
+ * `direct` 0.97-1.05 throughout): excluded by both rules, `direct` was never timed. And
+ * there the full path's few microseconds over a kept call are below the noise.
+ *
  * Why the floor: timed calls run planned, through the executor, and a verdict's repeats
  * run kept (fast.c: the direct kernel, the one-round message path), which is faster for
  * some algorithms than for others. Below a millisecond that difference outweighed the
@@ -148,11 +159,12 @@ static int next_side(const convoy__trial *t)
  * of 1 int each); at 1M ints per rank Allgatherv's sides differ by milliseconds. */
 static void open_sides(convoy_request r, const convoy__args *a, convoy__trial *t)
 {
-    const convoy__machine m = convoy__machine_sized(&a->machine, (double)t->bytes / a->topo->size);
-    const int lib = r->cfg.native_candidate;
-    int n =
-        convoy__select_close(a, &m, r->cfg.trial_within, t->algo + lib, CONVOY_TRIAL_SIDES - lib);
-    if (n > 1 && convoy__algo_time(t->algo[lib], a, &m) < r->cfg.trial_min) n = 1;
+    const double per = (double)t->bytes / a->topo->size;
+    const convoy__machine m = convoy__machine_sized(&a->machine, per);
+    const int lib = r->cfg.native_candidate, large = per >= r->cfg.trial_bytes;
+    const double within = r->cfg.trial_within * (large ? 2 : 1);
+    int n = convoy__select_close(a, &m, within, t->algo + lib, CONVOY_TRIAL_SIDES - lib);
+    if (n > 1 && !large && convoy__algo_time(t->algo[lib], a, &m) < r->cfg.trial_min) n = 1;
     t->sides = lib + n;
     if (t->sides < 2)
         t->verdict = CONVOY_TRIAL_SIDE;

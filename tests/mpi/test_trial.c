@@ -18,7 +18,8 @@
  * with two count vectors of the same total, which must get records of their own, and the
  * other timed collectives; and one kind in two forms, rank 0 receiving in a datatype of its
  * own in every other call, which must count as one. Under CONVOY_TRIAL=0 the choice must
- * not depend on the delays (the model's alone).
+ * not depend on the delays (the model's alone). Large calls are timed whatever their
+ * predicted time (large_sides).
  */
 #include "common.h"
 
@@ -30,6 +31,10 @@ enum { AFTER = 6, COUNT_MAX = 512, MAX_SIDES = CONVOY_TRIAL_SIDES };
 static double delay = 5e-3; /* seconds; --delay s */
 
 enum { ALLREDUCE, ALLGATHER, ALLGATHERV_A, ALLGATHERV_B, ALLTOALL, BARRIER, RSB, RS, NKINDS };
+/* Two more kinds for large_sides (not in the pairs): Allgatherv of LARGE_COUNT ints per rank
+ * (1 MiB each, CONVOY_TRIAL_BYTES's default per process) and of 256 (1 KiB). */
+enum { AGV_LARGE = NKINDS, AGV_SMALL, LARGE_COUNT = 1 << 18 };
+static int *big_send, *big_recv;
 static const char *const kind_name[NKINDS] = {"Allreduce 3 ints",       "Allgather 256 ints",
                                               "Allgatherv (vector a)",  "Allgatherv (vector b)",
                                               "Alltoall 4 ints",        "Barrier",
@@ -95,6 +100,18 @@ static int call(int kind, MPI_Comm comm)
         for (int r = 0; r < size; r++)
             for (int i = 0; i < 4; i++)
                 ok &= recvbuf[r * 4 + i] == value(r, rank * 4 + i);
+        return ok;
+    case AGV_LARGE:
+    case AGV_SMALL:
+        n = kind == AGV_LARGE ? LARGE_COUNT : 256;
+        for (int r = 0; r < size; r++)
+            counts[r] = n, displs[r] = r * n;
+        for (int i = 0; i < n; i++)
+            big_send[i] = value(rank, i);
+        convoy_Allgatherv(big_send, n, MPI_INT, big_recv, counts, displs, MPI_INT, comm);
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < n; i++)
+                ok &= big_recv[r * n + i] == value(r, i);
         return ok;
     case BARRIER: return convoy_Barrier(comm) == MPI_SUCCESS;
     case RSB:
@@ -240,6 +257,44 @@ static int mixed_types(void)
     return ok;
 }
 
+/* Large calls are timed whatever the model predicts (trial.c, open_sides): with
+ * CONVOY_TRIAL_MIN beyond any prediction, Allgatherv of 1 MiB per process must have Convoy's
+ * choice and at least one more of its candidates as sides (after the library's call where
+ * it is a candidate), and of 1 KiB per process Convoy's choice alone; every result right. */
+static void large_sides(int native)
+{
+    char *saved = getenv("CONVOY_TRIAL_MIN") ? strdup(getenv("CONVOY_TRIAL_MIN")) : NULL;
+    setenv("CONVOY_TRIAL_MIN", "1e9", 1);
+    big_send = malloc(sizeof(int) * LARGE_COUNT);
+    big_recv = malloc(sizeof(int) * LARGE_COUNT * (size_t)size);
+    for (int k = AGV_LARGE; k <= AGV_SMALL; k++) {
+        const char *names[MAX_SIDES] = {0};
+        const int n = learn_sides(k, names), want = native + (k == AGV_LARGE ? 2 : 1);
+        char what[160], detail[160];
+        snprintf(what, sizeof what, "trial: Allgatherv of %s per process, CONVOY_TRIAL_MIN=1e9: %s",
+                 k == AGV_LARGE ? "1 MiB" : "1 KiB",
+                 k == AGV_LARGE ? "timed among Convoy's candidates" : "Convoy's choice alone");
+        snprintf(detail, sizeof detail,
+                 "%d sides learnt from the first calls (%s first), want %s%d", n,
+                 names[0] ? names[0] : "none", k == AGV_LARGE ? ">= " : "", want);
+        tc_check(MPI_COMM_WORLD, k == AGV_LARGE ? n >= want : n == want, what, detail);
+        MPI_Comm comm;
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        int ok = 1;
+        for (int i = 0; i < (1 + CONVOY_TRIAL_CALLS) * n + AFTER; i++)
+            ok &= call(k, comm);
+        MPI_Comm_free(&comm);
+        tc_check(MPI_COMM_WORLD, ok, "trial: Allgatherv's results through its trial", what);
+    }
+    free(big_send);
+    free(big_recv);
+    if (saved)
+        setenv("CONVOY_TRIAL_MIN", saved, 1);
+    else
+        unsetenv("CONVOY_TRIAL_MIN");
+    free(saved);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -352,6 +407,7 @@ int main(int argc, char **argv)
         tc_check(MPI_COMM_WORLD, several > 0,
                  "trial: CONVOY_TRIAL_WITHIN=100, CONVOY_TRIAL_MIN=0: some kind has three sides",
                  "no kind had");
+    if (trial) large_sides(native);
     free(sendbuf);
     free(recvbuf);
     free(counts);
