@@ -46,8 +46,8 @@ typedef struct convoy__config {
                             within this factor of its choice's time are timed too, */
     double trial_min;    /* CONVOY_TRIAL_MIN (seconds, default 1e-3): in calls its choice is
                             predicted to take at least this long, */
-    double trial_bytes;  /* CONVOY_TRIAL_BYTES (default 1 MiB): or that move this many bytes
-                            per process, whose sides come from twice trial_within */
+    double trial_bytes;  /* CONVOY_TRIAL_BYTES (default 1 MiB): or of this many bytes per
+                            process (convoy__args_bytes), from twice trial_within */
     int nvars;
     const char *vars[CONVOY_CONFIG_VARS]; /* every CONVOY_ entry, "NAME=value" */
     uint64_t gen; /* changes whenever the settings were read again (plan.c's memo) */

@@ -139,8 +139,10 @@ static int next_side(const convoy__trial *t)
  * predicted within CONVOY_TRIAL_WITHIN of it, at this call's size as plan.c sizes the
  * machine. With one side it serves the kind untimed.
  *
- * Large calls, CONVOY_TRIAL_BYTES (1 MiB) or more per process, have their other candidates
- * whatever the predicted time, from within twice CONVOY_TRIAL_WITHIN. There the models miss
+ * Large calls, whose bytes (convoy__args_bytes: what each process ends with, the whole
+ * result of an Allgather(v), what it receives of an Alltoall) are CONVOY_TRIAL_BYTES (1 MiB)
+ * or more, have their other candidates whatever the predicted time, from within twice
+ * CONVOY_TRIAL_WITHIN. There the models miss
  * by more than the trial's margin for a reason of their own: they charge copies at rates
  * probed on data that stays in cache, and how fast this host moves data that does not
  * changes from minute to minute. At np 2 on one node, Allgatherv of 256K-4M ints per rank
@@ -159,9 +161,8 @@ static int next_side(const convoy__trial *t)
  * of 1 int each); at 1M ints per rank Allgatherv's sides differ by milliseconds. */
 static void open_sides(convoy_request r, const convoy__args *a, convoy__trial *t)
 {
-    const double per = (double)t->bytes / a->topo->size;
-    const convoy__machine m = convoy__machine_sized(&a->machine, per);
-    const int lib = r->cfg.native_candidate, large = per >= r->cfg.trial_bytes;
+    const convoy__machine m = convoy__machine_sized(&a->machine, (double)t->bytes / a->topo->size);
+    const int lib = r->cfg.native_candidate, large = t->bytes >= r->cfg.trial_bytes;
     const double within = r->cfg.trial_within * (large ? 2 : 1);
     int n = convoy__select_close(a, &m, within, t->algo + lib, CONVOY_TRIAL_SIDES - lib);
     if (n > 1 && !large && convoy__algo_time(t->algo[lib], a, &m) < r->cfg.trial_min) n = 1;

@@ -32,7 +32,8 @@ static double delay = 5e-3; /* seconds; --delay s */
 
 enum { ALLREDUCE, ALLGATHER, ALLGATHERV_A, ALLGATHERV_B, ALLTOALL, BARRIER, RSB, RS, NKINDS };
 /* Two more kinds for large_sides (not in the pairs): Allgatherv of LARGE_COUNT ints per rank
- * (1 MiB each, CONVOY_TRIAL_BYTES's default per process) and of 256 (1 KiB). */
+ * (1 MiB each: every process ends with at least CONVOY_TRIAL_BYTES's default) and of 256
+ * (1 KiB each: at most 8 KiB in all at np 8). */
 enum { AGV_LARGE = NKINDS, AGV_SMALL, LARGE_COUNT = 1 << 18 };
 static int *big_send, *big_recv;
 static const char *const kind_name[NKINDS] = {"Allreduce 3 ints",       "Allgather 256 ints",
@@ -258,9 +259,9 @@ static int mixed_types(void)
 }
 
 /* Large calls are timed whatever the model predicts (trial.c, open_sides): with
- * CONVOY_TRIAL_MIN beyond any prediction, Allgatherv of 1 MiB per process must have Convoy's
+ * CONVOY_TRIAL_MIN beyond any prediction, Allgatherv of 1 MiB per rank must have Convoy's
  * choice and at least one more of its candidates as sides (after the library's call where
- * it is a candidate), and of 1 KiB per process Convoy's choice alone; every result right. */
+ * it is a candidate), and of 1 KiB per rank Convoy's choice alone; every result right. */
 static void large_sides(int native)
 {
     char *saved = getenv("CONVOY_TRIAL_MIN") ? strdup(getenv("CONVOY_TRIAL_MIN")) : NULL;
@@ -271,7 +272,7 @@ static void large_sides(int native)
         const char *names[MAX_SIDES] = {0};
         const int n = learn_sides(k, names), want = native + (k == AGV_LARGE ? 2 : 1);
         char what[160], detail[160];
-        snprintf(what, sizeof what, "trial: Allgatherv of %s per process, CONVOY_TRIAL_MIN=1e9: %s",
+        snprintf(what, sizeof what, "trial: Allgatherv of %s per rank, CONVOY_TRIAL_MIN=1e9: %s",
                  k == AGV_LARGE ? "1 MiB" : "1 KiB",
                  k == AGV_LARGE ? "timed among Convoy's candidates" : "Convoy's choice alone");
         snprintf(detail, sizeof detail,
