@@ -142,15 +142,15 @@ static int next_side(const convoy__trial *t)
  * Large calls, whose bytes (convoy__args_bytes: what each process ends with, the whole
  * result of an Allgather(v), what it receives of an Alltoall) are CONVOY_TRIAL_BYTES (1 MiB)
  * or more, have their other candidates whatever the predicted time, from within twice
- * CONVOY_TRIAL_WITHIN. There the models miss
- * by more than the trial's margin for a reason of their own: they charge copies at rates
- * probed on data that stays in cache, and how fast this host moves data that does not
- * changes from minute to minute. At np 2 on one node, Allgatherv of 256K-4M ints per rank
- * (regular, halffull, geometric) predicted `node_segment` 3.1 times faster than `direct`
- * (517 against 1619 us at 1M regular), which took 0.5-1.2 of its time as the host's state
- * changed (`node_segment` 0.78-0.88 of the library's time, then 1.2-1.95 a few minutes later,
- * `direct` 0.97-1.05 throughout): excluded by both rules, `direct` was never timed. And
- * there the full path's few microseconds over a kept call are below the noise.
+ * CONVOY_TRIAL_WITHIN. There the models miss by more than the trial's margin for a reason of
+ * their own: they charge copies at rates probed on data that stays in cache, and how fast
+ * this host moves data that does not changes from minute to minute. At np 2 on one node,
+ * Allgatherv of 256K-4M ints per rank (regular, halffull, geometric) predicted
+ * `node_segment` 3.1 times faster than `direct` (517 against 1619 us at 1M regular), which
+ * took 0.5-1.2 of its time as the host's state changed (`node_segment` 0.78-0.88 of the
+ * library's time, then 1.2-1.95 a few minutes later, `direct` 0.97-1.05 throughout):
+ * excluded by both rules, `direct` was never timed. And there the full path's few
+ * microseconds over a kept call are below the noise.
  *
  * Why the floor: timed calls run planned, through the executor, and a verdict's repeats
  * run kept (fast.c: the direct kernel, the one-round message path), which is faster for
