@@ -56,7 +56,8 @@
  * 0.001) or more take turns among Convoy's algorithms predicted within CONVOY_TRIAL_WITHIN
  * (default 3) times the best, and the fastest beyond the noise serves the kind from then on
  * (calls of CONVOY_TRIAL_BYTES, default 1048576, or more per process whatever their
- * predicted time, among those within twice CONVOY_TRIAL_WITHIN);
+ * predicted time, among those within twice CONVOY_TRIAL_WITHIN, and the fastest by the
+ * median serves);
  * where the library's collective is a candidate, it is timed against Convoy's in those of
  * Allreduce and Reduce_scatter(_block) too, and at every size (off under SimGrid unless 1).
  * SimGrid builds (make sim): CONVOY_SIM_COPY_BW and CONVOY_SIM_REDUCE_BW (bytes/s) charge

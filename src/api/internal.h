@@ -86,6 +86,7 @@ typedef struct convoy__trial {
      * else the model's choice; then Convoy's other candidates, best predicted first. */
     const convoy__algo *algo[CONVOY_TRIAL_SIDES];
     int calls;   /* made so far: cycles of one call per side (trial.c) */
+    int open;    /* no side preferred: large, without the library (trial.c, open_sides) */
     int verdict; /* 0 while timing, then the class of the side that serves the kind */
     double t[CONVOY_TRIAL_SIDES][CONVOY_TRIAL_CALLS]; /* seconds, per side */
 } convoy__trial;
