@@ -182,6 +182,13 @@ static int learn_sides(int kind, const char *names[MAX_SIDES])
     return n;
 }
 
+/* The side of a kind's call i (from its first) among n sides, as trial.c's next_side turns
+ * them: one call per side in each cycle, the order rotated by one from cycle to cycle. */
+static int side_of(int i, int n)
+{
+    return (i % n + i / n) % n;
+}
+
 /* Times kinds x and y at once (calls interleaved) on a new communicator, rank 0 sleeping
  * before every timed call of the sides that slow[k] names (a bit per side, side 0 the
  * lowest); then AFTER more calls of each. Writes the choices after each kind's trial;
@@ -199,8 +206,7 @@ static int trial_pair(const int kind[2], const int sides[2], const unsigned slow
         for (int k = 0; k < 2; k++) {
             if (kind[k] < 0 || i >= calls[k] + AFTER) continue;
             const int timed = i >= sides[k] && i < calls[k];
-            /* (Call i's side, as trial.c's next_side turns them.) */
-            const int side = (i % sides[k] + i / sides[k]) % sides[k];
+            const int side = side_of(i, sides[k]);
             if (rank == 0 && timed && (slow[k] >> side & 1)) tc_sleep(delay);
             ok &= call(kind[k], comm);
             if (i >= calls[k]) {
@@ -291,10 +297,9 @@ static void large_sides(int native)
          * for good, these runs turning its own single copy off.) */
         const int slowing = k == AGV_LARGE && n > 1 && !native;
         for (int i = 0; i < (1 + CONVOY_TRIAL_CALLS) * n + AFTER; i++) {
-            /* (Call i's side and cycle, as trial.c's next_side turns them.) */
-            const int side = n > 1 ? (i % n + i / n) % n : 0, cycle = n > 1 ? i / n : 0;
+            const int cycle = i / n;
             if (rank == 0 && slowing && cycle >= 1 && cycle <= CONVOY_TRIAL_CALLS &&
-                (side == 0) == (cycle <= SLOWED))
+                (side_of(i, n) == 0) == (cycle <= SLOWED))
                 tc_sleep(10 * delay); /* (calls of 4 MiB take milliseconds here) */
             ok &= call(k, comm);
         }
