@@ -448,6 +448,8 @@ static void collect_meta(bench_ctx *x, const convoy__topo *topo)
     int hrank;
     MPI_Comm_size(host, &m->host_procs);
     MPI_Comm_rank(host, &hrank);
+    int mine[2] = {x->rank, 0};
+    MPI_Allreduce(&x->rank, &mine[0], 1, MPI_INT, MPI_MIN, host);
     MPI_Comm_free(&host);
     int leader = hrank == 0;
     MPI_Allreduce(&leader, &m->hosts, 1, MPI_INT, MPI_SUM, x->comm);
@@ -456,12 +458,33 @@ static void collect_meta(bench_ctx *x, const convoy__topo *topo)
     /* Simulated time: the hosts and their cores are the platform's, not this machine's. */
     m->host_cores = sg_host_core_count(sg_host_self());
 #endif
+    /* Where the ranks are, for the single-copy bound: each one's host (its lowest rank) and
+     * that host's cores. */
+    mine[1] = (int)m->host_cores;
+    int *where = malloc(2 * (size_t)x->size * sizeof *where);
+    m->host_of = malloc((size_t)x->size * sizeof *m->host_of);
+    m->cores_of = malloc((size_t)x->size * sizeof *m->cores_of);
+    if (!where || !m->host_of || !m->cores_of) {
+        fprintf(stderr, "convoy-bench: out of memory\n");
+        MPI_Abort(x->comm, 1);
+    }
+    MPI_Allgather(mine, 2, MPI_INT, where, 2, MPI_INT, x->comm);
+    for (int i = 0; i < x->size; i++)
+        m->host_of[i] = where[2 * i], m->cores_of[i] = where[2 * i + 1];
+    free(where);
     int over = m->host_cores > 0 && m->host_procs > m->host_cores;
     MPI_Allreduce(&over, &m->oversubscribed, 1, MPI_INT, MPI_MAX, x->comm);
     time_t now = time(NULL);
     struct tm tm;
     localtime_r(&now, &tm);
     strftime(m->date, sizeof m->date, "%Y-%m-%dT%H:%M:%S%z", &tm);
+}
+
+static void meta_free(bench_meta *m)
+{
+    free(m->host_of);
+    free(m->cores_of);
+    bench_bound_cfg.host_of = bench_bound_cfg.cores_of = NULL;
 }
 
 static int count_cells(const bench_opts *o, const convoy__topo *topo, int size)
@@ -532,6 +555,9 @@ int convoy_bench_main(int argc, char **argv, MPI_Comm comm_in)
                                     .bw_alone = bw_alone,
                                     .procs = x.meta.host_procs,
                                     .cores = (int)x.meta.host_cores,
+                                    .root = o.root,
+                                    .host_of = x.meta.host_of,
+                                    .cores_of = x.meta.cores_of,
                                     .overhead = o.overhead};
     bench_sync_init(&x);
 
@@ -555,6 +581,7 @@ int convoy_bench_main(int argc, char **argv, MPI_Comm comm_in)
     if (fatal) {
         if (x.csv) fclose(x.csv);
         if (x.json) fclose(x.json);
+        meta_free(&x.meta);
         MPI_Comm_free(&x.comm);
         bench_opts_free(&o);
         return 2;
@@ -616,6 +643,7 @@ int convoy_bench_main(int argc, char **argv, MPI_Comm comm_in)
     MPI_Bcast(&x.failures, 1, MPI_INT, 0, x.comm);
     rc = x.failures ? 1 : 0;
     free(x.verdicts);
+    meta_free(&x.meta);
     MPI_Comm_free(&x.comm);
     bench_opts_free(&o);
     return rc;

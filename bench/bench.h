@@ -251,6 +251,7 @@ typedef struct bench_meta {
     int np, nodes, ppn, topo_flags;
     int oversubscribed, host_procs, hosts;
     long host_cores;
+    int *host_of, *cores_of; /* per rank: the lowest rank on its host, and that host's cores */
     char date[64];
     char layout[96]; /* uniform / regular / consecutive / irregular, and how nodes were made */
     const char *convoy_ppn, *convoy_nodemap; /* the environment overrides, if set */
@@ -348,15 +349,16 @@ void bench_run_lanes(bench_ctx *x);
 void bench_print_header(FILE *f, const bench_meta *m, const bench_opts *o);
 /* The single-copy bound (output.c): set at start from the copy bandwidth of a core while
  * the host's cores copy at once (bytes/s, measured by bench_copy_bandwidth; raised where a
- * measurement before a large cell is faster: bench.c bound_refresh), the
- * processes per host and its cores; a cell's bound is the bytes a process must receive times
- * the host's processes over the bandwidth of the cores they share. */
+ * measurement before a large cell is faster: bench.c bound_refresh), and where the ranks
+ * are; a cell's bound is bound.h's bench_bound_time. */
 typedef struct bench_bound {
     double bw;       /* bytes/s of one core's memcpy with the host's cores copying at once
                         (min(procs, cores) of them), 0: no bound column */
     double bw_alone; /* bytes/s of rank 0's memcpy alone (the header says it too) */
     int procs;       /* processes per host */
     int cores;       /* cores of the host */
+    int root;        /* --root: the cells' root, or -1 (rotating) */
+    const int *host_of, *cores_of; /* bench_meta's */
     int overhead;
 } bench_bound;
 extern bench_bound bench_bound_cfg;

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "bound.h"
 #include "parse.h"
 
 /* Where the single-copy bound's bandwidth comes from (bench_copy_bandwidth). */
@@ -48,10 +49,11 @@ void bench_print_header(FILE *f, const bench_meta *m, const bench_opts *o)
     fprintf(f, "# date %s\n", m->date);
     if (bench_bound_cfg.bw > 0)
         fprintf(f,
-                "# single-copy bound: the bytes the neediest process must receive, times %d "
-                "processes per host, over the copy bandwidth of %d core%s at %.2f GB/s each "
-                "(%s; one core alone: %.2f GB/s); '# ...' lines give it and each variant's "
-                "ratio to it\n",
+                "# single-copy bound: what the processes must receive from others, the "
+                "neediest's bytes at one core's copy bandwidth or a host's processes' together "
+                "at %d processes per host on %d core%s (whichever takes longer), at %.2f GB/s "
+                "per core (%s; one core alone: %.2f GB/s); '# ...' lines give it and each "
+                "variant's ratio to it\n",
                 bench_bound_cfg.procs,
                 bench_bound_cfg.procs < bench_bound_cfg.cores ? bench_bound_cfg.procs
                                                               : bench_bound_cfg.cores,
@@ -87,37 +89,27 @@ void bench_print_table_head(FILE *f, const char *title, char **algos, int nalgos
 
 bench_bound bench_bound_cfg;
 
-/* Bytes the process that needs most must copy into its result: all but its own block
- * (Allgatherv; the largest such), else the result itself. */
-static double must_receive(const bench_row_ctx *rc, const bench_cell *c)
-{
-    if (!rc->vector || !c->rcounts) return (double)c->bytes;
-    int64_t own_min = -1;
-    for (int i = 0; i < c->size; i++)
-        if (own_min < 0 || c->rcounts[i] < own_min) own_min = c->rcounts[i];
-    return (double)c->bytes - (double)(own_min < 0 ? 0 : own_min) * (double)c->tsize;
-}
-
 /* The cell's single-copy bound and every variant's ratio to it; with --overhead, each
  * variant's time over native. One comment line under the row. */
 static void print_bound(FILE *f, const bench_row_ctx *rc, const bench_cell *c,
                         const bench_result *r, int nr, double native)
 {
     const bench_bound *b = &bench_bound_cfg;
-    const double recv = must_receive(rc, c);
-    const int share = b->procs < b->cores || b->cores < 1 ? b->procs : b->cores;
-    const double bound = b->bw > 0 && recv > 0 && share > 0 ? recv * b->procs / (b->bw * share) : 0;
-    if (strcmp(rc->kind, "coll") != 0 || (bound <= 0 && !b->overhead)) return;
+    if (strcmp(rc->kind, "coll") != 0) return;
+    const double bound = b->host_of
+                             ? bench_bound_time(rc->name, c->size, c->tsize, c->count, c->rcounts,
+                                                b->root, b->host_of, b->cores_of, b->bw)
+                             : 0;
+    if (bound <= 0 && !b->overhead) return;
     fprintf(f, "  #");
     if (bound > 0) fprintf(f, " single-copy bound %.3g us:", bound * 1e6);
-    for (int i = 0; i < nr; i++) {
+    for (int i = 0, shown = 0; i < nr; i++) {
         const bench_result *x = &r[i];
         if (!x->applicable || !x->valid || x->s.n == 0) continue;
-        fprintf(f, " %s", x->algo);
+        fprintf(f, "%s %s", shown++ ? "," : "", x->algo);
         if (bound > 0) fprintf(f, " %.2fx", x->s.median / bound);
         if (b->overhead && !isnan(native) && strcmp(x->algo, "native") != 0)
             fprintf(f, " %+.2f us", (x->s.median - native) * 1e6);
-        fprintf(f, i + 1 < nr ? "," : "");
     }
     if (bound > 0) fprintf(f, " (at %.2f GB/s per core)", b->bw / 1e9);
     fprintf(f, "\n");

@@ -1,8 +1,8 @@
 /*
  * Unit tests of convoy-bench's pure parts (no MPI): statistics, argument parsing, the
- * clock-offset estimate of --sync window, and the six distributions of papers/002 §3 as
- * the benchmark uses them (their totals m and shapes). Expected values are derived by hand
- * in the comments, never computed by the code under test.
+ * clock-offset estimate of --sync window, the six distributions of papers/002 §3 as
+ * the benchmark uses them (their totals m and shapes), and the single-copy bound. Expected values
+ * are derived by hand in the comments, never computed by the code under test.
  */
 #include <math.h>
 #include <stdint.h>
@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bound.h"
 #include "check/dist.h"
 #include "clock.h"
 #include "parse.h"
@@ -284,6 +285,55 @@ static void test_distributions(void)
     CHECK(convoy__dist_counts("regular", 4, -1, 1, m) != 0);
 }
 
+/* The single-copy bound at 1 byte per ns, in ns (bench_bound_time's seconds x 1e9). */
+static double bound_ns(const char *coll, int p, int64_t count, const int *rc, int root,
+                       const int *host_of, const int *cores_of)
+{
+    return 1e9 * bench_bound_time(coll, p, 4, count, rc, root, host_of, cores_of, 1e9);
+}
+
+static void test_bound(void)
+{
+    const int one_host[4] = {0, 0, 0, 0}, two_hosts[4] = {0, 0, 2, 2}, cores2[4] = {2, 2, 2, 2};
+    const int cores1[4] = {1, 1, 1, 1};
+    /* Allgatherv of 8 ints on rank 0 alone (the broadcast distribution), 4 processes on
+     * one host of 2 cores: ranks 1-3 receive 32 B each, 96 B on 2 cores: 48 ns (not the
+     * neediest's 32 B times 4 processes over 2 cores, 64). */
+    const int bcast[4] = {8, 0, 0, 0}, regular[4] = {2, 2, 2, 2};
+    CHECK_NEAR(bound_ns("allgatherv", 4, 8, bcast, -1, one_host, cores2), 48.0);
+    /* Regular, 2 ints each: every rank receives 24 B, 96 B on 2 cores: 48 ns. */
+    CHECK_NEAR(bound_ns("allgatherv", 4, 2, regular, -1, one_host, cores2), 48.0);
+    /* Two hosts of 2 cores (ranks 0-1, 2-3): host 0 receives 32 B (rank 1), host 2 64 B
+     * on 2 cores (32 ns); the neediest process's 32 B at one core take as long: 32 ns. */
+    CHECK_NEAR(bound_ns("allgatherv", 4, 8, bcast, -1, two_hosts, cores2), 32.0);
+    /* One core: the host's 96 B at 1 B/ns. */
+    CHECK_NEAR(bound_ns("allgatherv", 4, 8, bcast, -1, one_host, cores1), 96.0);
+    /* Allreduce, Allgather and Alltoall of 10 ints, one host of 2 cores: each rank
+     * receives 40 B, 3 x 40 and 3 x 40: 4 x 40 / 2 = 80 ns, 4 x 120 / 2 = 240 ns. */
+    CHECK_NEAR(bound_ns("allreduce", 4, 10, NULL, -1, one_host, cores2), 80.0);
+    CHECK_NEAR(bound_ns("allgather", 4, 10, NULL, -1, one_host, cores2), 240.0);
+    CHECK_NEAR(bound_ns("alltoall", 4, 10, NULL, -1, one_host, cores2), 240.0);
+    /* Bcast of 10 ints: the three non-roots receive 40 B each, 120 B on 2 cores: 60 ns
+     * whichever the root. Gather: the root receives 120 B, alone: 120 ns. Reduce: the
+     * root's 40 B. Scan: ranks 1-3, 40 B each: 60 ns. */
+    CHECK_NEAR(bound_ns("bcast", 4, 10, NULL, -1, one_host, cores2), 60.0);
+    CHECK_NEAR(bound_ns("bcast", 4, 10, NULL, 2, one_host, cores2), 60.0);
+    CHECK_NEAR(bound_ns("gather", 4, 10, NULL, -1, one_host, cores2), 120.0);
+    CHECK_NEAR(bound_ns("reduce", 4, 10, NULL, 1, one_host, cores2), 40.0);
+    CHECK_NEAR(bound_ns("scan", 4, 10, NULL, -1, one_host, cores2), 60.0);
+    /* Bcast on two hosts with the root rotating: the least over the roots. Root on host 0:
+     * host 0 receives 40 B, host 2 80 B on 2 cores, 40 ns; alike for a root on host 2. */
+    CHECK_NEAR(bound_ns("bcast", 4, 10, NULL, -1, two_hosts, cores2), 40.0);
+    /* Scatterv of {8, 0, 0, 0} from root 0: nobody else receives anything; from root 1,
+     * rank 0 receives 32 B alone: 32 ns; rotating: the least, 0. */
+    CHECK_NEAR(bound_ns("scatterv", 4, 8, bcast, 0, one_host, cores2), 0.0);
+    CHECK_NEAR(bound_ns("scatterv", 4, 8, bcast, 1, one_host, cores2), 32.0);
+    CHECK_NEAR(bound_ns("scatterv", 4, 8, bcast, -1, one_host, cores2), 0.0);
+    /* Nothing from others: one process, a barrier. */
+    CHECK_NEAR(bound_ns("allreduce", 1, 10, NULL, -1, one_host, cores2), 0.0);
+    CHECK_NEAR(bound_ns("barrier", 4, 0, NULL, -1, one_host, cores2), 0.0);
+}
+
 static void test_clock_offset(void)
 {
     /* The reference's clock runs 5 s ahead. Ping k leaves at 10k, travels d_out, the
@@ -314,6 +364,7 @@ int main(void)
     test_counts();
     test_split();
     test_distributions();
+    test_bound();
     test_clock_offset();
     if (failures) {
         fprintf(stderr, "test_bench_units: %d checks failed\n", failures);

@@ -48,7 +48,7 @@ grep -q "every result matched native" sockets.out || bad "socket run: results di
 # The single-copy bound in simulated time: the platform's copy rate (CONVOY_SIM_COPY_BW =
 # 5e9 B/s, not this machine's memcpy, which takes no simulated time), so regular 1K, where a
 # process must receive 15 blocks of 4 KiB, is bounded by 61440 B / 5e9 B/s = 12.3 us.
-grep -q "at 5.00 GB/s each (the platform's CONVOY_SIM_COPY_BW" sockets.out \
+grep -q "at 5.00 GB/s per core (the platform's CONVOY_SIM_COPY_BW" sockets.out \
   || bad "bound: not the platform's copy rate: $(grep -m1 'single-copy bound:' sockets.out)"
 awk '/^# allgatherv/ {a = 1} a && $1 == "regular" {getline; print; exit}' sockets.out \
   | grep -q "single-copy bound 12.3 us:" \
