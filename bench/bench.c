@@ -296,13 +296,18 @@ void bench_emit(bench_ctx *x, const bench_row_ctx *rc, const bench_cell *c, cons
 
 /* Bytes per second of one core's memcpy between two 32 MiB buffers (beyond the caches),
  * the fastest of 20 after the pages are touched; the processes of `together` (when not
- * MPI_COMM_NULL) copy at once, meeting in a barrier before each copy. Under simulation a
- * memcpy takes no simulated time (only MPI_Wtime's own 10 ns: millions of GB/s); a copy
- * costs what the platform layer charges for it (CONVOY_SIM_COPY_BW), so that charge is
- * what is timed. */
-double bench_copy_bandwidth(MPI_Comm together)
+ * MPI_COMM_NULL) copy at once, meeting in a barrier before each copy. *cma: the same for a
+ * cross-memory read of the buffer (process_vm_readv of this process's own pages: the
+ * kernel's copy between processes, which the MPI library and Convoy use for large data
+ * inside a node), timed after each memcpy the same way; 0 where not permitted (cma NULL:
+ * not timed). Under
+ * simulation a memcpy takes no simulated time (only MPI_Wtime's own 10 ns: millions of
+ * GB/s); a copy costs what the platform layer charges for it (CONVOY_SIM_COPY_BW), so that
+ * charge is what is timed, and there are no cross-memory reads. */
+double bench_copy_bandwidth(MPI_Comm together, double *cma)
 {
     const size_t n = (size_t)32 << 20;
+    if (cma) *cma = 0;
 #ifdef CONVOY_SIMGRID
     (void)together;
     const double t0 = MPI_Wtime();
@@ -313,7 +318,7 @@ double bench_copy_bandwidth(MPI_Comm together)
     char *a = malloc(n), *b = malloc(n);
     int ok = a && b, all = ok;
     if (together != MPI_COMM_NULL) MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, together);
-    double best = 0;
+    double best = 0, best_cma = 0;
     if (all) {
         memset(a, 1, n);
         memset(b, 2, n);
@@ -324,10 +329,15 @@ double bench_copy_bandwidth(MPI_Comm together)
             t = MPI_Wtime() - t;
             if (t > 0 && (best == 0 || t < best)) best = t;
             a[i] = b[n - 1 - (size_t)i]; /* (keeps the copies) */
+            if (!cma) continue;
+            if (together != MPI_COMM_NULL) MPI_Barrier(together);
+            t = convoy__shm_cma_rate(b, a, (int64_t)n, 1) * (double)n;
+            if (t > 0 && (best_cma == 0 || t < best_cma)) best_cma = t;
         }
     }
     free(a);
     free(b);
+    if (cma && best_cma > 0) *cma = (double)n / best_cma;
     return best > 0 ? (double)n / best : 0;
 #endif
 }
@@ -347,8 +357,8 @@ static void barrier_sleeping(MPI_Comm c)
 
 #ifndef CONVOY_SIMGRID
 /* The together part of copy_bandwidth_all: the mean rate of the copying processes, on every
- * rank. */
-static double copy_bandwidth_together(const bench_ctx *x)
+ * rank (*cma: of their cross-memory reads, 0 where not permitted). */
+static double copy_bandwidth_together(const bench_ctx *x, double *cma)
 {
     MPI_Comm host, together;
     MPI_Comm_split_type(x->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
@@ -361,14 +371,15 @@ static double copy_bandwidth_together(const bench_ctx *x)
     const int k = cores > 0 && cores < hprocs ? (int)cores : hprocs;
     const int copies = first == 0 && hrank < k;
     MPI_Comm_split(x->comm, copies ? 0 : MPI_UNDEFINED, x->rank, &together);
-    double v[2] = {0, 0}, sum[2];
+    double v[4] = {0, 0, 0, 0}, sum[4];
     if (copies) {
-        v[0] = bench_copy_bandwidth(together);
-        v[1] = v[0] > 0;
+        v[0] = bench_copy_bandwidth(together, &v[2]);
+        v[1] = v[0] > 0, v[3] = v[2] > 0;
         MPI_Comm_free(&together);
     }
     barrier_sleeping(x->comm);
-    MPI_Allreduce(v, sum, 2, MPI_DOUBLE, MPI_SUM, x->comm);
+    MPI_Allreduce(v, sum, 4, MPI_DOUBLE, MPI_SUM, x->comm);
+    *cma = sum[3] > 0 ? sum[2] / sum[3] : 0;
     return sum[1] > 0 ? sum[0] / sum[1] : 0;
 }
 #endif
@@ -379,9 +390,10 @@ static double copy_bandwidth_together(const bench_ctx *x)
  * copying alone (the others wait). A bound from one core's rate assumes it holds with every core
  * copying; on this development host (2-core EPYC virtual machine) two cores copying 32 MiB at once
  * ran 18.3-20.2 GB/s each against 19.7-25.0 for one alone (6 alternated runs, load 9). */
-static double copy_bandwidth_all(const bench_ctx *x, double *alone)
+static double copy_bandwidth_all(const bench_ctx *x, double *alone, double *cma)
 {
-    *alone = x->rank == 0 ? bench_copy_bandwidth(MPI_COMM_NULL) : 0;
+    *cma = 0;
+    *alone = x->rank == 0 ? bench_copy_bandwidth(MPI_COMM_NULL, NULL) : 0;
 #ifndef CONVOY_SIMGRID
     barrier_sleeping(x->comm);
 #endif
@@ -389,7 +401,7 @@ static double copy_bandwidth_all(const bench_ctx *x, double *alone)
 #ifdef CONVOY_SIMGRID
     return *alone; /* (the platform charges every copy alike) */
 #else
-    return copy_bandwidth_together(x);
+    return copy_bandwidth_together(x, cma);
 #endif
 }
 
@@ -406,8 +418,10 @@ static void bound_refresh(const bench_ctx *x, int64_t bytes)
     (void)x, (void)bytes; /* (the platform's rate does not change) */
 #else
     if (bench_bound_cfg.bw <= 0 || bytes < BOUND_REFRESH_BYTES) return;
-    const double bw = copy_bandwidth_together(x);
+    double cma;
+    const double bw = copy_bandwidth_together(x, &cma);
     if (bw > bench_bound_cfg.bw) bench_bound_cfg.bw = bw;
+    if (cma > bench_bound_cfg.cma) bench_bound_cfg.cma = cma;
 #endif
 }
 
@@ -549,10 +563,11 @@ int convoy_bench_main(int argc, char **argv, MPI_Comm comm_in)
     collect_meta(&x, topo);
     /* The copy bandwidth per core for the single-copy bound, with the host's cores copying
      * at once (and rank 0's alone, for the header). */
-    double bw_alone;
-    const double bw = copy_bandwidth_all(&x, &bw_alone);
+    double bw_alone, cma;
+    const double bw = copy_bandwidth_all(&x, &bw_alone, &cma);
     bench_bound_cfg = (bench_bound){.bw = bw,
                                     .bw_alone = bw_alone,
+                                    .cma = cma,
                                     .procs = x.meta.host_procs,
                                     .cores = (int)x.meta.host_cores,
                                     .root = o.root,

@@ -355,6 +355,8 @@ typedef struct bench_bound {
     double bw;       /* bytes/s of one core's memcpy with the host's cores copying at once
                         (min(procs, cores) of them), 0: no bound column */
     double bw_alone; /* bytes/s of rank 0's memcpy alone (the header says it too) */
+    double cma;      /* bytes/s of one core's cross-memory read (process_vm_readv) with the
+                        same cores reading at once, the fastest seen; 0: not permitted */
     int procs;       /* processes per host */
     int cores;       /* cores of the host */
     int root;        /* --root: the cells' root, or -1 (rotating) */
@@ -362,7 +364,7 @@ typedef struct bench_bound {
     int overhead;
 } bench_bound;
 extern bench_bound bench_bound_cfg;
-double bench_copy_bandwidth(MPI_Comm together);
+double bench_copy_bandwidth(MPI_Comm together, double *cma);
 void bench_print_table_head(FILE *f, const char *title, char **algos, int nalgos);
 void bench_print_table_row(FILE *f, const bench_row_ctx *rc, const bench_cell *c,
                            const bench_result *r, int nr);

@@ -62,6 +62,18 @@ void bench_print_header(FILE *f, const bench_meta *m, const bench_opts *o)
                     ? ""
                     : "s",
                 bench_bound_cfg.bw / 1e9, bw_source, bench_bound_cfg.bw_alone / 1e9);
+#ifndef CONVOY_SIMGRID
+    if (bench_bound_cfg.bw > 0 && bench_bound_cfg.cma <= 0)
+        fprintf(f, "# cross-memory read (process_vm_readv): not permitted here, so large data "
+                   "between processes goes through shared memory, copied twice\n");
+    else if (bench_bound_cfg.bw > 0)
+        fprintf(f,
+                "# cross-memory read (process_vm_readv: between private buffers the one copy, "
+                "where shared memory takes two) at %.2f GB/s per core with as many cores "
+                "reading at once (measured with the memcpy rate at start): a single copy "
+                "between processes takes %.2fx the bound's time\n",
+                bench_bound_cfg.cma / 1e9, bench_bound_cfg.bw / bench_bound_cfg.cma);
+#endif
     fprintf(f,
             "# time: the slowest rank's time for one call, median over repetitions, in us;"
             " (r) = time / native time, below 1 is faster than native;\n"
