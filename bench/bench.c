@@ -300,10 +300,10 @@ void bench_emit(bench_ctx *x, const bench_row_ctx *rc, const bench_cell *c, cons
  * cross-memory read of the buffer (process_vm_readv of this process's own pages: the
  * kernel's copy between processes, which the MPI library and Convoy use for large data
  * inside a node), timed after each memcpy the same way; 0 where not permitted (cma NULL:
- * not timed). Under
- * simulation a memcpy takes no simulated time (only MPI_Wtime's own 10 ns: millions of
- * GB/s); a copy costs what the platform layer charges for it (CONVOY_SIM_COPY_BW), so that
- * charge is what is timed, and there are no cross-memory reads. */
+ * not timed). Under simulation a memcpy takes no simulated time (only MPI_Wtime's own 10
+ * ns: millions of GB/s); a copy costs what the platform layer charges for it
+ * (CONVOY_SIM_COPY_BW), so that charge is what is timed, and there are no cross-memory
+ * reads. */
 double bench_copy_bandwidth(MPI_Comm together, double *cma)
 {
     const size_t n = (size_t)32 << 20;

@@ -18,41 +18,73 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int is(const char *coll, const char *name)
+/* What a rank receives, by collective. */
+typedef enum {
+    R_NONE,       /* barrier, reduce_local: nothing from other processes */
+    R_OTHERS_V,   /* allgatherv: every block but its own */
+    R_OTHERS,     /* allgather, alltoall: size - 1 blocks of count */
+    R_RESULT,     /* allreduce, reduce_scatter_block: its result of count */
+    R_NOT_FIRST,  /* scan, exscan: count, but rank 0 */
+    R_NOT_ROOT,   /* bcast, scatter: count, but the root */
+    R_NOT_ROOT_V, /* scatterv: its block, but the root */
+    R_ROOT,       /* reduce: count, the root only */
+    R_ROOT_ALL,   /* gather: size - 1 blocks of count, the root only */
+    R_ROOT_V,     /* gatherv: every block but its own, the root only */
+} receives_kind;
+
+static receives_kind kind_of(const char *coll)
 {
-    return strcmp(coll, name) == 0;
+    static const struct {
+        const char *name;
+        receives_kind k;
+    } table[] = {{"allgatherv", R_OTHERS_V},
+                 {"allgather", R_OTHERS},
+                 {"alltoall", R_OTHERS},
+                 {"allreduce", R_RESULT},
+                 {"reduce_scatter_block", R_RESULT},
+                 {"scan", R_NOT_FIRST},
+                 {"exscan", R_NOT_FIRST},
+                 {"bcast", R_NOT_ROOT},
+                 {"scatter", R_NOT_ROOT},
+                 {"scatterv", R_NOT_ROOT_V},
+                 {"reduce", R_ROOT},
+                 {"gather", R_ROOT_ALL},
+                 {"gatherv", R_ROOT_V}};
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(coll, table[i].name) == 0) return table[i].k;
+    return R_NONE;
 }
 
-double bench_receives(const char *coll, int size, int64_t tsize, int64_t count, const int *rcounts,
-                      int rank, int root)
+/* Bytes rank `rank` must copy into its result from the others; total: the elements of
+ * all of rcounts (v-collectives). */
+static double receives(receives_kind k, int size, double u, double n, const int *rcounts,
+                       double total, int rank, int root)
 {
-    const double u = (double)tsize, n = (double)count;
-    double total = 0; /* v-collectives: the elements of every rank */
-    if (rcounts)
-        for (int i = 0; i < size; i++)
-            total += rcounts[i];
-    if (size < 2) return 0;
-    if (is(coll, "allgatherv")) return rcounts ? (total - rcounts[rank]) * u : 0;
-    if (is(coll, "allgather") || is(coll, "alltoall")) return (size - 1) * n * u;
-    if (is(coll, "allreduce") || is(coll, "reduce_scatter_block")) return n * u;
-    if (is(coll, "scan") || is(coll, "exscan")) return rank > 0 ? n * u : 0;
-    if (is(coll, "bcast") || is(coll, "scatter")) return rank != root ? n * u : 0;
-    if (is(coll, "scatterv")) return rcounts && rank != root ? rcounts[rank] * u : 0;
-    if (is(coll, "gather")) return rank == root ? (size - 1) * n * u : 0;
-    if (is(coll, "gatherv")) return rcounts && rank == root ? (total - rcounts[root]) * u : 0;
-    if (is(coll, "reduce")) return rank == root ? n * u : 0;
-    return 0; /* barrier, reduce_local: nothing from other processes */
+    switch (k) {
+    case R_OTHERS_V: return (total - rcounts[rank]) * u;
+    case R_OTHERS: return (size - 1) * n * u;
+    case R_RESULT: return n * u;
+    case R_NOT_FIRST: return rank > 0 ? n * u : 0;
+    case R_NOT_ROOT: return rank != root ? n * u : 0;
+    case R_NOT_ROOT_V: return rank != root ? rcounts[rank] * u : 0;
+    case R_ROOT: return rank == root ? n * u : 0;
+    case R_ROOT_ALL: return rank == root ? (size - 1) * n * u : 0;
+    case R_ROOT_V: return rank == root ? (total - rcounts[root]) * u : 0;
+    case R_NONE: break;
+    }
+    return 0;
 }
 
-/* The bound for one root; sum and procs: scratch of size entries. */
-static double bound_at(const char *coll, int size, int64_t tsize, int64_t count, const int *rcounts,
-                       int root, const int *host_of, const int *cores_of, double *sum, int *procs)
+/* The bound's bytes for one root; sum and procs: scratch of size entries. */
+static double bound_at(receives_kind k, int size, double u, double n, const int *rcounts,
+                       double total, int root, const int *host_of, const int *cores_of, double *sum,
+                       int *procs)
 {
     double t = 0;
     for (int h = 0; h < size; h++)
         sum[h] = 0, procs[h] = 0;
     for (int i = 0; i < size; i++) {
-        const double r = bench_receives(coll, size, tsize, count, rcounts, i, root);
+        const double r = receives(k, size, u, n, rcounts, total, i, root);
         if (r > t) t = r;
         sum[host_of[i]] += r;
         procs[host_of[i]]++;
@@ -60,8 +92,8 @@ static double bound_at(const char *coll, int size, int64_t tsize, int64_t count,
     for (int i = 0; i < size; i++) {
         const int h = host_of[i];
         if (procs[h] == 0) continue; /* (this host is done) */
-        const int k = cores_of[i] > 0 && cores_of[i] < procs[h] ? cores_of[i] : procs[h];
-        if (sum[h] / k > t) t = sum[h] / k;
+        const int c = cores_of[i] > 0 && cores_of[i] < procs[h] ? cores_of[i] : procs[h];
+        if (sum[h] / c > t) t = sum[h] / c;
         procs[h] = 0;
     }
     return t;
@@ -71,17 +103,23 @@ double bench_bound_time(const char *coll, int size, int64_t tsize, int64_t count
                         const int *rcounts, int root, const int *host_of, const int *cores_of,
                         double bw)
 {
-    if (bw <= 0 || size < 1) return 0;
-    const int rooted = is(coll, "bcast") || is(coll, "scatter") || is(coll, "scatterv") ||
-                       is(coll, "gather") || is(coll, "gatherv") || is(coll, "reduce");
+    receives_kind k = kind_of(coll);
+    if ((k == R_OTHERS_V || k == R_NOT_ROOT_V || k == R_ROOT_V) && !rcounts) k = R_NONE;
+    if (bw <= 0 || size < 2 || k == R_NONE) return 0;
+    const int rooted =
+        k == R_NOT_ROOT || k == R_NOT_ROOT_V || k == R_ROOT || k == R_ROOT_ALL || k == R_ROOT_V;
+    double total = 0;
+    if (rcounts)
+        for (int i = 0; i < size; i++)
+            total += rcounts[i];
     double *sum = malloc((size_t)size * sizeof *sum);
     int *procs = malloc((size_t)size * sizeof *procs);
     double best = 0;
     if (sum && procs) {
         const int first = root < 0 ? 0 : root, last = rooted && root < 0 ? size - 1 : first;
         for (int r = first; r <= last; r++) {
-            const double t =
-                bound_at(coll, size, tsize, count, rcounts, r, host_of, cores_of, sum, procs);
+            const double t = bound_at(k, size, (double)tsize, (double)count, rcounts, total, r,
+                                      host_of, cores_of, sum, procs);
             if (r == first || t < best) best = t;
         }
     }
