@@ -360,16 +360,15 @@ static void barrier_sleeping(MPI_Comm c)
  * rank (*cma: of their cross-memory reads, 0 where not permitted). */
 static double copy_bandwidth_together(const bench_ctx *x, double *cma)
 {
-    MPI_Comm host, together;
-    MPI_Comm_split_type(x->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
-    int hrank, hprocs, first;
-    MPI_Comm_rank(host, &hrank);
-    MPI_Comm_size(host, &hprocs);
-    MPI_Allreduce(&x->rank, &first, 1, MPI_INT, MPI_MIN, host);
-    MPI_Comm_free(&host);
-    const long cores = x->meta.host_cores;
-    const int k = cores > 0 && cores < hprocs ? (int)cores : hprocs;
-    const int copies = first == 0 && hrank < k;
+    /* Rank 0's host (collect_meta's host_of) and this rank's place among its processes. */
+    const bench_meta *m = &x->meta;
+    int hrank = 0;
+    for (int i = 0; i < x->rank; i++)
+        hrank += m->host_of[i] == 0;
+    const int hprocs = m->host_procs;
+    const int k = m->host_cores > 0 && m->host_cores < hprocs ? (int)m->host_cores : hprocs;
+    const int copies = m->host_of[x->rank] == 0 && hrank < k;
+    MPI_Comm together;
     MPI_Comm_split(x->comm, copies ? 0 : MPI_UNDEFINED, x->rank, &together);
     double v[4] = {0, 0, 0, 0}, sum[4];
     if (copies) {
